@@ -1,0 +1,54 @@
+"""The exception hierarchy. Every message says what went wrong, where, and how to fix it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class AgentEvalsError(Exception):
+    """Base of every error this project raises on purpose."""
+
+
+class ConfigError(AgentEvalsError):
+    """A bad option, marker argument or `[tool.agentevals]` key.
+
+    The pytest plugin turns it into `pytest.UsageError`; the command line prints it and exits 2.
+    """
+
+    def __init__(self, key: str, problem: str, fix: str = "") -> None:
+        self.key = key
+        self.problem = problem
+        self.fix = fix
+        message = f"{key}: {problem}"
+        if fix:
+            message += f" ({fix})"
+        super().__init__(message)
+
+
+class TraceError(AgentEvalsError):
+    """A trace file that cannot be used."""
+
+
+class TraceFormatError(TraceError):
+    """A trace line that is not what the trace format says.
+
+    Carries the file, the 1-based line number and what was expected, so a person can open the file
+    at that line.
+    """
+
+    def __init__(self, path: str | Path, line: int, problem: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+        super().__init__(
+            f"{self.path}:{line}: {problem} (see docs/trace-format.md; a trace is JSON Lines, "
+            f"one event per line, starting with a run_start event)"
+        )
+
+
+class RecordingError(AgentEvalsError):
+    """Recording could not start or go on (nested recorders, an unwritable trace directory...)."""
+
+
+class SimError(AgentEvalsError):
+    """The simulated model server was misused (an exhausted script, a bad reply)."""

@@ -1,0 +1,54 @@
+"""pytest wiring only: options, markers, settings, fixtures and hooks hand off to the objects below."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .errors import ConfigError
+from .layers import LAYERS
+from .report.pyramid import PyramidSummary
+from .settings import OPTIONS, Settings, find_pyproject, read_pyproject
+
+SETTINGS_KEY = pytest.StashKey[Settings]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agentevals", "agentevals: the eval pyramid for long-running agents")
+    for option in OPTIONS:
+        if option.flag:
+            group.addoption(option.cli, action="store_const", const=True, default=None, help=option.help)
+        else:
+            extra = f" (one of: {', '.join(option.choices)})" if option.choices else ""
+            default = "" if option.default in (None, {}) else f"; default {option.default}"
+            group.addoption(
+                option.cli,
+                default=None,
+                metavar=option.key.upper(),
+                help=f"{option.help}{extra}{default}",
+            )
+
+
+def _pyproject(config: pytest.Config) -> Path | None:
+    inipath = config.inipath
+    if inipath is not None and inipath.name == "pyproject.toml":
+        return inipath
+    return find_pyproject(config.rootpath)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for layer in LAYERS:
+        config.addinivalue_line("markers", layer.marker_help)
+    cli = {option.key: config.getoption(option.cli) for option in OPTIONS}
+    try:
+        settings = Settings.resolve(config.rootpath, cli=cli, pyproject=read_pyproject(_pyproject(config)))
+    except ConfigError as exc:
+        raise pytest.UsageError(f"agentevals: {exc}") from None
+    config.stash[SETTINGS_KEY] = settings
+    config.pluginmanager.register(PyramidSummary(), "agentevals-pyramid")
+
+
+def settings_of(config: pytest.Config) -> Settings:
+    """The run's resolved settings (for fixtures and the other wiring in this package)."""
+    return config.stash[SETTINGS_KEY]

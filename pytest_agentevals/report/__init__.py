@@ -1,0 +1,1 @@
+"""Reports for people: the pyramid summary in the terminal."""

@@ -1,0 +1,350 @@
+"""One frozen Settings object, resolved once: CLI > marker > `[tool.agentevals]` > default.
+
+Every option this project reads is declared once, in `OPTIONS`. The pytest plugin turns the table
+into command-line options; the `agentevals` command reads the same `[tool.agentevals]` table. A
+value is checked where it enters, and a bad one raises `ConfigError` naming the key and the allowed
+values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+from .layers import BY_NAME, LAYER_NAMES
+
+Source = str  # "cli", "marker", "pyproject" or "default"
+
+RECORD_MODES = ("none", "once", "new", "all")
+REPLAY_MODES = ("strict", "sequential")
+FLAKY_MODES = ("off", "warn", "fail")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: its key, how a raw value is checked, its default and its command-line form."""
+
+    key: str
+    parse: Callable[[str, Any], Any]
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    flag: bool = False  # a command-line switch taking no value
+    marker_kwarg: str | None = None  # the marker keyword that may override it per test
+
+    @property
+    def cli(self) -> str:
+        return "--agentevals-" + self.key.replace("_", "-")
+
+
+# -- parsers: (key, raw) -> value, raising ConfigError ------------------------------------------
+
+
+def _choice(choices: tuple[str, ...]) -> Callable[[str, Any], str]:
+    def parse(key: str, raw: Any) -> str:
+        if not isinstance(raw, str) or raw not in choices:
+            raise ConfigError(key, f"{raw!r} is not allowed", "use one of: " + ", ".join(choices))
+        return raw
+
+    return parse
+
+
+def _path_or_off(key: str, raw: Any) -> str:
+    if not isinstance(raw, str) or not raw.strip():
+        raise ConfigError(key, f"{raw!r} is not a path", "give a file path, or 'off'")
+    return raw
+
+
+def _path(key: str, raw: Any) -> str:
+    if not isinstance(raw, str) or not raw.strip():
+        raise ConfigError(key, f"{raw!r} is not a path", "give a directory or file path as a string")
+    return raw
+
+
+def _bool(key: str, raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        return raw.lower() in ("1", "true", "yes", "on")
+    raise ConfigError(key, f"{raw!r} is not a boolean", "use true or false")
+
+
+def _optional_str(key: str, raw: Any) -> str | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        raise ConfigError(key, f"{raw!r} is not a string", "give a string")
+    return raw
+
+
+def _str_list(key: str, raw: Any) -> tuple[str, ...]:
+    if isinstance(raw, str):
+        raw = [part.strip() for part in raw.split(",") if part.strip()]
+    if not isinstance(raw, list | tuple) or not all(isinstance(item, str) for item in raw):
+        raise ConfigError(key, f"{raw!r} is not a list of strings", 'write it as ["a", "b"]')
+    return tuple(raw)
+
+
+PRICE_FIELDS = ("input", "output", "cache_write", "cache_read")
+
+
+def _prices(key: str, raw: Any) -> dict[str, dict[str, float]]:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(key, f"{raw!r} is not a table", "write [tool.agentevals.prices.MODEL] tables")
+    out: dict[str, dict[str, float]] = {}
+    for model, row in raw.items():
+        if not isinstance(row, Mapping):
+            raise ConfigError(f"{key}.{model}", f"{row!r} is not a table", "give input/output prices")
+        unknown = set(row) - set(PRICE_FIELDS)
+        if unknown:
+            raise ConfigError(
+                f"{key}.{model}.{sorted(unknown)[0]}",
+                "unknown price field",
+                "use: " + ", ".join(PRICE_FIELDS) + " (USD per million tokens)",
+            )
+        prices: dict[str, float] = {}
+        for name, value in row.items():
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ConfigError(
+                    f"{key}.{model}.{name}", f"{value!r} is not a price", "give USD per MTok >= 0"
+                )
+            prices[name] = float(value)
+        if "input" not in prices or "output" not in prices:
+            raise ConfigError(f"{key}.{model}", "needs at least input and output", "add both prices")
+        out[str(model)] = prices
+    return out
+
+
+BUDGET_EXTRA_KEYS = ("min_samples", "window")
+
+
+def _flaky_budget(key: str, raw: Any) -> dict[str, float]:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(key, f"{raw!r} is not a table", "write a [tool.agentevals.flaky_budget] table")
+    out: dict[str, float] = {layer: BY_NAME[layer].default_flaky_budget for layer in LAYER_NAMES}
+    out.update({"min_samples": 30.0, "window": 200.0})
+    for name, value in raw.items():
+        if name not in out:
+            raise ConfigError(
+                f"{key}.{name}", "unknown key", "use one of: " + ", ".join((*LAYER_NAMES, *BUDGET_EXTRA_KEYS))
+            )
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{key}.{name}", f"{value!r} is not a number", "give a number")
+        if name in LAYER_NAMES and not 0 <= value <= 1:
+            raise ConfigError(f"{key}.{name}", f"{value!r} is not a rate", "give a rate between 0 and 1")
+        if name in BUDGET_EXTRA_KEYS and (value < 1 or int(value) != value):
+            raise ConfigError(f"{key}.{name}", f"{value!r} is not a positive whole number", "give e.g. 30")
+        out[name] = float(value)
+    return out
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("trace_dir", _path, ".agentevals/traces", "where the recorder fixture writes one trace per test"),
+    Option(
+        "record",
+        _choice(RECORD_MODES),
+        "none",
+        "record mode for cassettes: none replays only, once records a missing cassette, new adds "
+        "unrecorded requests, all re-records everything",
+        choices=RECORD_MODES,
+        marker_kwarg="record",
+    ),
+    Option(
+        "replay_mode",
+        _choice(REPLAY_MODES),
+        "strict",
+        "strict fails at the first request that differs from the recording; sequential serves the "
+        "recorded responses in order and reports divergences",
+        choices=REPLAY_MODES,
+        marker_kwarg="mode",
+    ),
+    Option("cassette_dir", _path, "cassettes", "directory of recorded runs replayed by the replay layer"),
+    Option("goldens_dir", _path, "goldens", "directory of golden step cases collected by the step layer"),
+    Option("fixtures_dir", _path, "fixtures", "directory of checkpoint fixtures booted by the resume layer"),
+    Option(
+        "collect_cassettes",
+        _bool,
+        True,
+        "collect every cassettes/*.trace.jsonl without a test of its own as a replay test",
+    ),
+    Option(
+        "update_goldens",
+        _bool,
+        False,
+        "re-bless golden expectations from the current decisions and print the diff",
+        flag=True,
+    ),
+    Option(
+        "contract_packages",
+        _str_list,
+        ("anthropic",),
+        "packages whose versions belong to a trace's environment contract (comma-separated on the CLI)",
+    ),
+    Option("prices", _prices, {}, "price overrides in USD per million tokens, by model id prefix"),
+    Option(
+        "history",
+        _path_or_off,
+        ".agentevals/history.sqlite",
+        "the test-outcome history database, or 'off'",
+    ),
+    Option(
+        "flaky",
+        _choice(FLAKY_MODES),
+        "warn",
+        "what a breached flakiness budget does: off, warn, or fail the session",
+        choices=FLAKY_MODES,
+    ),
+    Option("flaky_budget", _flaky_budget, None, "per-layer flakiness budgets, min_samples and window"),
+    Option(
+        "quarantine",
+        _path,
+        "agentevals-quarantine.yaml",
+        "the checked-in quarantine file (owner, reason and expiry per test)",
+    ),
+    Option(
+        "sha", _optional_str, None, "the commit sha to file test outcomes under (default: from CI or git)"
+    ),
+    Option("run_id", _optional_str, None, "the CI run id to file test outcomes under (default: from CI)"),
+)
+
+BY_KEY: dict[str, Option] = {option.key: option for option in OPTIONS}
+MARKER_KWARGS: dict[str, Option] = {o.marker_kwarg: o for o in OPTIONS if o.marker_kwarg}
+
+
+def _default(option: Option) -> Any:
+    if option.key == "flaky_budget":
+        return _flaky_budget(option.key, {})
+    return option.default
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The resolved settings of one run. Paths are absolute, resolved against `rootdir`."""
+
+    rootdir: Path
+    trace_dir: Path
+    record: str
+    replay_mode: str
+    cassette_dir: Path
+    goldens_dir: Path
+    fixtures_dir: Path
+    collect_cassettes: bool
+    update_goldens: bool
+    contract_packages: tuple[str, ...]
+    prices: dict[str, dict[str, float]]
+    history: Path | None
+    flaky: str
+    flaky_budget: dict[str, float]
+    quarantine: Path
+    sha: str | None
+    run_id: str | None
+    sources: dict[str, Source] = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def resolve(
+        cls,
+        rootdir: Path,
+        cli: Mapping[str, Any] | None = None,
+        pyproject: Mapping[str, Any] | None = None,
+    ) -> Settings:
+        """Build the settings from command-line values (None = not given) over a pyproject table."""
+        cli = cli or {}
+        pyproject = pyproject or {}
+        unknown = sorted(set(pyproject) - set(BY_KEY))
+        if unknown:
+            raise ConfigError(
+                f"[tool.agentevals] {unknown[0]}",
+                "unknown key",
+                "known keys: " + ", ".join(BY_KEY),
+            )
+        values: dict[str, Any] = {}
+        sources: dict[str, Source] = {}
+        for option in OPTIONS:
+            if cli.get(option.key) is not None:
+                values[option.key] = option.parse(option.cli, cli[option.key])
+                sources[option.key] = "cli"
+            elif option.key in pyproject:
+                values[option.key] = option.parse(f"[tool.agentevals] {option.key}", pyproject[option.key])
+                sources[option.key] = "pyproject"
+            else:
+                values[option.key] = _default(option)
+                sources[option.key] = "default"
+        return cls._build(rootdir, values, sources)
+
+    @classmethod
+    def _build(cls, rootdir: Path, values: dict[str, Any], sources: dict[str, Source]) -> Settings:
+        def absolute(raw: str) -> Path:
+            path = Path(raw).expanduser()
+            return path if path.is_absolute() else rootdir / path
+
+        history = values["history"]
+        return cls(
+            rootdir=rootdir,
+            trace_dir=absolute(values["trace_dir"]),
+            record=values["record"],
+            replay_mode=values["replay_mode"],
+            cassette_dir=absolute(values["cassette_dir"]),
+            goldens_dir=absolute(values["goldens_dir"]),
+            fixtures_dir=absolute(values["fixtures_dir"]),
+            collect_cassettes=values["collect_cassettes"],
+            update_goldens=values["update_goldens"],
+            contract_packages=values["contract_packages"],
+            prices=values["prices"],
+            history=None if history == "off" else absolute(history),
+            flaky=values["flaky"],
+            flaky_budget=values["flaky_budget"],
+            quarantine=absolute(values["quarantine"]),
+            sha=values["sha"],
+            run_id=values["run_id"],
+            sources=sources,
+        )
+
+    def for_marker(self, marker_name: str, kwargs: Mapping[str, Any]) -> Settings:
+        """These settings with a marker's keyword arguments applied, below the command line.
+
+        Keywords the marker does not understand are an error naming the marker and the keyword.
+        """
+        changes: dict[str, Any] = {}
+        sources = dict(self.sources)
+        for name, raw in kwargs.items():
+            option = MARKER_KWARGS.get(name)
+            if option is None:
+                continue  # a layer's own marker arguments (a cassette name...) are its business
+            value = option.parse(f"@pytest.mark.{marker_name}({name}=...)", raw)
+            if self.sources.get(option.key) != "cli":
+                changes[option.key] = value
+                sources[option.key] = "marker"
+        if not changes:
+            return self
+        return dataclasses.replace(self, sources=sources, **changes)
+
+
+def read_pyproject(path: Path | None) -> dict[str, Any]:
+    """The `[tool.agentevals]` table of a pyproject.toml, or {} when there is none."""
+    if path is None or path.name != "pyproject.toml" or not path.is_file():
+        return {}
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), f"is not valid TOML: {exc}", "fix the file's syntax") from None
+    table = data.get("tool", {}).get("agentevals", {})
+    if not isinstance(table, dict):
+        raise ConfigError(
+            f"{path} [tool.agentevals]", "is not a table", "write it as a [tool.agentevals] table"
+        )
+    return table
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above `start` (what the command line uses)."""
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None

@@ -1,0 +1,160 @@
+"""The trace reader: streams events, tolerates a torn last line, rejects anything else malformed."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import TraceFormatError
+from . import delta
+from .events import EVENT_TYPES, REQUIRED, TRACE_VERSION, Event
+
+
+class TornTraceWarning(UserWarning):
+    """The last line of a trace was cut off mid-write, as a crash leaves it; it was ignored."""
+
+
+class TraceReader:
+    """Iterates over the events of one trace file, resolving stored deltas into whole requests.
+
+    After iteration, `problems` lists what was tolerated (a torn last line) and `complete` says
+    whether the run ended with a run_end event.
+    """
+
+    def __init__(self, path: str | Path, resolve: bool = True) -> None:
+        self.path = Path(path)
+        self.resolve = resolve
+        self.problems: list[str] = []
+        self.complete = False
+
+    def __iter__(self) -> Iterator[Event]:
+        try:
+            handle = self.path.open("rb")
+        except FileNotFoundError:
+            raise TraceFormatError(self.path, 0, "the file does not exist") from None
+        except OSError as exc:
+            raise TraceFormatError(self.path, 0, f"cannot be opened: {exc.strerror}") from None
+        with handle:
+            yield from self._events(handle)
+
+    def _events(self, handle: Any) -> Iterator[Event]:
+        previous_body: dict[str, Any] | None = None
+        previous_headers: Any = None
+        seen_end = False
+        number = 0
+        pending: bytes | None = None
+        for raw in handle:
+            # Look one line ahead: only the very last line may be torn.
+            if pending is not None:
+                number += 1
+                event = self._parse(pending, number, last=False)
+                assert event is not None  # only the last line may be torn
+                self._check(event, number, seen_end)
+                previous_body, previous_headers, seen_end = self._advance(
+                    event, number, previous_body, previous_headers, seen_end
+                )
+                yield event
+            pending = raw
+        if pending is not None:
+            number += 1
+            event = self._parse(pending, number, last=True)
+            if event is not None:
+                self._check(event, number, seen_end)
+                _, _, seen_end = self._advance(event, number, previous_body, previous_headers, seen_end)
+                yield event
+        if number == 0 or (number == 1 and self.problems):
+            raise TraceFormatError(
+                self.path, 1, "no complete event: the file is empty or was cut off in its first line"
+            )
+        self.complete = seen_end
+
+    def _parse(self, raw: bytes, number: int, last: bool) -> Event | None:
+        torn = not raw.endswith(b"\n")
+        try:
+            text = raw.decode("utf-8")
+            event = json.loads(text)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            if last and torn:
+                message = (
+                    f"{self.path}:{number}: the last line is incomplete (a crash mid-write?); ignored it"
+                )
+                self.problems.append(message)
+                warnings.warn(TornTraceWarning(message), stacklevel=4)
+                return None
+            reason = "not UTF-8" if isinstance(exc, UnicodeDecodeError) else f"not valid JSON ({exc.msg})"
+            raise TraceFormatError(self.path, number, f"the line is {reason}") from None
+        if not isinstance(event, dict):
+            raise TraceFormatError(self.path, number, f"expected a JSON object, found {type(event).__name__}")
+        return event
+
+    def _check(self, event: Event, number: int, seen_end: bool) -> None:
+        kind = event.get("type")
+        if number == 1:
+            if kind != "run_start":
+                raise TraceFormatError(self.path, 1, f"expected a run_start event first, found {kind!r}")
+            version = event.get("v")
+            if version != TRACE_VERSION:
+                raise TraceFormatError(
+                    self.path,
+                    1,
+                    f"trace format version {version!r} is not supported (this reader knows version "
+                    f"{TRACE_VERSION}; upgrade pytest-agentevals or re-record the trace)",
+                )
+        elif kind == "run_start":
+            raise TraceFormatError(self.path, number, "a second run_start event; a trace holds one run")
+        if kind not in REQUIRED:
+            raise TraceFormatError(
+                self.path, number, f"unknown event type {kind!r}; expected one of {', '.join(EVENT_TYPES)}"
+            )
+        if seen_end:
+            raise TraceFormatError(self.path, number, f"a {kind} event after run_end; run_end must be last")
+        missing = [name for name in REQUIRED[kind] if name not in event]
+        if missing:
+            raise TraceFormatError(self.path, number, f"{kind} event lacks {', '.join(missing)}")
+
+    def _advance(
+        self,
+        event: Event,
+        number: int,
+        previous_body: dict[str, Any] | None,
+        previous_headers: Any,
+        seen_end: bool,
+    ) -> tuple[dict[str, Any] | None, Any, bool]:
+        kind = event["type"]
+        if kind == "run_end":
+            return previous_body, previous_headers, True
+        if kind != "model_call":
+            return previous_body, previous_headers, seen_end
+        request = event["request"]
+        if not isinstance(request, dict):
+            raise TraceFormatError(self.path, number, "model_call.request must be an object")
+        body: Any
+        if "body_delta" in request:
+            if previous_body is None:
+                raise TraceFormatError(
+                    self.path,
+                    number,
+                    "model_call.request.body_delta with no earlier model_call to apply it to",
+                )
+            try:
+                body = delta.apply(previous_body, request["body_delta"])
+            except (ValueError, TypeError, AttributeError) as exc:
+                raise TraceFormatError(self.path, number, f"model_call.request.body_delta: {exc}") from None
+        else:
+            body = request.get("body")
+        if "headers" in request:
+            previous_headers = request["headers"]
+        if self.resolve:
+            resolved = {key: value for key, value in request.items() if key != "body_delta"}
+            resolved["body"] = body
+            resolved["headers"] = previous_headers
+            event["request"] = resolved
+        return body if isinstance(body, dict) else None, previous_headers, seen_end
+
+
+def read_trace(path: str | Path, resolve: bool = True) -> list[Event]:
+    """All events of a trace, with request deltas resolved into whole requests."""
+    return list(TraceReader(path, resolve=resolve))
