@@ -13,6 +13,7 @@ from .errors import (
     TraceFormatError,
 )
 from .layers import LAYERS, Layer
+from .recording import Recorder, checkpoint, compaction, current_recorder, note, record, tool, verification
 from .settings import Settings
 from .trace import TraceReader, TraceWriter, read_trace
 
@@ -26,6 +27,7 @@ __all__ = [
     "AgentEvalsError",
     "ConfigError",
     "Layer",
+    "Recorder",
     "RecordingError",
     "Settings",
     "SimError",
@@ -34,5 +36,12 @@ __all__ = [
     "TraceReader",
     "TraceWriter",
     "__version__",
+    "checkpoint",
+    "compaction",
+    "current_recorder",
+    "note",
     "read_trace",
+    "record",
+    "tool",
+    "verification",
 ]

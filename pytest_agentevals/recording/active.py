@@ -1,0 +1,62 @@
+"""What is active in this process: the recorder that writes, and a tool source that answers tools.
+
+Both are process-wide, like the HTTP patches they go with: an agent's worker threads must record
+into the same trace as the thread that started the recording.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol
+
+
+class ToolRecorder(Protocol):
+    def record_tool(self, name: str, tool_input: dict[str, Any], run: Callable[[], Any]) -> Any: ...
+
+    async def record_tool_async(
+        self, name: str, tool_input: dict[str, Any], run: Callable[[], Any]
+    ) -> Any: ...
+
+    def emit(self, kind: str, sync: bool = False, **fields: Any) -> dict[str, Any]: ...
+
+
+class ToolSource(Protocol):
+    """Answers a tool call instead of running it (the replay engine is one)."""
+
+    def tool_result(self, name: str, tool_input: dict[str, Any]) -> Any: ...
+
+
+_lock = threading.Lock()
+_recorders: list[ToolRecorder] = []
+_sources: list[ToolSource] = []
+
+
+def push_recorder(recorder: ToolRecorder) -> None:
+    with _lock:
+        _recorders.append(recorder)
+
+
+def pop_recorder(recorder: ToolRecorder) -> None:
+    with _lock:
+        if recorder in _recorders:
+            _recorders.remove(recorder)
+
+
+def recorder() -> ToolRecorder | None:
+    return _recorders[-1] if _recorders else None
+
+
+def push_source(source: ToolSource) -> None:
+    with _lock:
+        _sources.append(source)
+
+
+def pop_source(source: ToolSource) -> None:
+    with _lock:
+        if source in _sources:
+            _sources.remove(source)
+
+
+def source() -> ToolSource | None:
+    return _sources[-1] if _sources else None

@@ -1,0 +1,76 @@
+"""One HTTP exchange, as vcrpy hands it over, turned into the fields of a model_call event."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .prices import PriceTable
+from .providers import anthropic
+
+
+def _first(headers: Any, name: str) -> str:
+    for key, value in headers.items():
+        if key.lower() == name:
+            return value if isinstance(value, str) else (value[0] if value else "")
+    return ""
+
+
+def request_fields(vcr_request: Any) -> dict[str, Any]:
+    """method, url, headers (volatile ones dropped) and body of a request."""
+    raw = vcr_request.body
+    if raw is not None and not isinstance(raw, bytes):
+        raw = b"".join(raw) if not isinstance(raw, str) else raw.encode()
+    fields: dict[str, Any] = {
+        "method": vcr_request.method,
+        "url": vcr_request.uri,
+        "headers": anthropic.request_headers(vcr_request.headers),
+    }
+    if raw:
+        content_type = _first(vcr_request.headers, "content-type")
+        stored = anthropic.decode_body(raw, content_type or "application/json")
+        if "json" in stored and isinstance(stored["json"], dict):
+            fields["body"] = stored["json"]
+        else:
+            fields["body_raw"] = stored
+    return fields
+
+
+def model_call_fields(
+    vcr_request: Any, vcr_response: dict[str, Any], latency_s: float, prices: PriceTable
+) -> dict[str, Any]:
+    request = request_fields(vcr_request)
+    headers = vcr_response.get("headers", {})
+    stored = anthropic.decode_body(
+        vcr_response.get("body", {}).get("string"), _first(headers, "content-type")
+    )
+    status = vcr_response.get("status", {}).get("code", 0)
+    is_model = anthropic.is_messages_call(request["method"], request["url"])
+    body = request.get("body") or {}
+    fields: dict[str, Any] = {
+        "provider": "anthropic" if is_model else "http",
+        "request": request,
+        "response": {"status": status, "headers": anthropic.response_headers(headers), **stored},
+        "latency_ms": round(latency_s * 1000, 3),
+    }
+    if is_model:
+        usage = anthropic.usage_of(stored)
+        raw_model = body.get("model")
+        model = raw_model if isinstance(raw_model, str) else ""
+        fields["model"] = model
+        fields["stream"] = bool(body.get("stream"))
+        fields["usage"] = usage
+        fields["cost_usd"] = prices.cost(model, usage) if 200 <= status < 300 else 0.0
+    return fields
+
+
+def error_summary(fields: dict[str, Any]) -> str | None:
+    """A short description of an error response (429, 529...) for notes and `show`."""
+    response = fields["response"]
+    status = response["status"]
+    if 200 <= status < 300:
+        return None
+    detail = response.get("json")
+    if isinstance(detail, dict) and isinstance(detail.get("error"), dict):
+        return f"HTTP {status}: {detail['error'].get('type')}: {detail['error'].get('message')}"
+    return f"HTTP {status}: " + json.dumps(detail)[:200] if detail else f"HTTP {status}"

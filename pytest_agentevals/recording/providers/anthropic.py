@@ -1,0 +1,191 @@
+"""The Anthropic Messages API: requests, JSON and SSE responses, and usage.
+
+Used both ways: recording turns raw HTTP into the parts of a model_call event; replay turns a stored
+response back into the bytes the SDK expects.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+# Request headers that change between identical calls (SDK telemetry, retry counters, transport)
+# and say nothing about what was asked.
+_VOLATILE_REQUEST_HEADERS = frozenset(
+    {"content-length", "host", "connection", "accept-encoding", "user-agent", "idempotency-key"}
+)
+_KEPT_RESPONSE_HEADERS = ("content-type", "request-id", "retry-after", "x-should-retry")
+_KEPT_RESPONSE_PREFIXES = ("anthropic-ratelimit-",)
+
+
+def is_messages_call(method: str, url: str) -> bool:
+    path = url.split("?", 1)[0].rstrip("/")
+    return method.upper() == "POST" and path.endswith("/v1/messages")
+
+
+def request_headers(headers: Mapping[str, Any]) -> dict[str, str]:
+    kept: dict[str, str] = {}
+    for name, value in headers.items():
+        lower = name.lower()
+        if lower in _VOLATILE_REQUEST_HEADERS or lower.startswith("x-stainless-"):
+            continue
+        kept[lower] = value if isinstance(value, str) else ", ".join(value)
+    return kept
+
+
+def response_headers(headers: Mapping[str, Any]) -> dict[str, str]:
+    kept: dict[str, str] = {}
+    for name, value in headers.items():
+        lower = name.lower()
+        if lower in _KEPT_RESPONSE_HEADERS or lower.startswith(_KEPT_RESPONSE_PREFIXES):
+            kept[lower] = value if isinstance(value, str) else ", ".join(value)
+    return kept
+
+
+def decode_body(raw: bytes | None, content_type: str) -> dict[str, Any]:
+    """A body as the trace stores it: {"json": ...}, {"sse": [...]}, {"text": ...} or {"base64": ...}."""
+    if not raw:
+        return {}
+    if "text/event-stream" in content_type:
+        return {"sse": parse_sse(raw)}
+    if "json" in content_type:
+        try:
+            return {"json": json.loads(raw)}
+        except ValueError:
+            pass
+    try:
+        return {"text": raw.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(raw).decode("ascii")}
+
+
+def encode_body(stored: Mapping[str, Any]) -> bytes:
+    """The bytes of a body stored by `decode_body`."""
+    if "sse" in stored:
+        return render_sse(stored["sse"])
+    if "json" in stored:
+        return json.dumps(stored["json"], separators=(",", ":")).encode("utf-8")
+    if "text" in stored:
+        return str(stored["text"]).encode("utf-8")
+    if "base64" in stored:
+        return base64.b64decode(stored["base64"])
+    return b""
+
+
+def parse_sse(raw: bytes) -> list[dict[str, Any]]:
+    """Server-sent events as a list of {"event": name, "data": parsed JSON or text}."""
+    events: list[dict[str, Any]] = []
+    text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    for block in text.split("\n\n"):
+        name: str | None = None
+        data_lines: list[str] = []
+        for line in block.split("\n"):
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                data_lines.append(line[5:].lstrip(" "))
+        if name is None and not data_lines:
+            continue
+        data_text = "\n".join(data_lines)
+        data: Any
+        try:
+            data = json.loads(data_text)
+        except ValueError:
+            data = data_text
+        event: dict[str, Any] = {"data": data}
+        if name is not None:
+            event["event"] = name
+        events.append(event)
+    return events
+
+
+def render_sse(events: Iterable[Mapping[str, Any]]) -> bytes:
+    parts: list[str] = []
+    for event in events:
+        data = event.get("data")
+        text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+        head = f"event: {event['event']}\n" if "event" in event else ""
+        parts.append(head + "".join(f"data: {line}\n" for line in text.split("\n")) + "\n")
+    return "".join(parts).encode("utf-8")
+
+
+def usage_of(stored_body: Mapping[str, Any]) -> dict[str, int]:
+    """Token usage of a response: input, output, cache-creation and cache-read tokens."""
+    usage: dict[str, int] = {}
+    if "json" in stored_body and isinstance(stored_body["json"], dict):
+        _merge_usage(usage, stored_body["json"].get("usage"))
+    for event in stored_body.get("sse", ()):
+        data = event.get("data")
+        if not isinstance(data, dict):
+            continue
+        if data.get("type") == "message_start" and isinstance(data.get("message"), dict):
+            _merge_usage(usage, data["message"].get("usage"))
+        elif data.get("type") == "message_delta":
+            # message_delta carries cumulative counts; later values replace earlier ones.
+            _merge_usage(usage, data.get("usage"))
+    return {key: usage.get(key, 0) for key in USAGE_KEYS}
+
+
+def _merge_usage(into: dict[str, int], usage: Any) -> None:
+    if not isinstance(usage, dict):
+        return
+    for key in USAGE_KEYS:
+        value = usage.get(key)
+        if isinstance(value, int):
+            into[key] = value
+
+
+def response_message(stored_body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The assistant message of a response, assembled from the stream when it was streamed."""
+    if "json" in stored_body:
+        body = stored_body["json"]
+        return body if isinstance(body, dict) and body.get("type") == "message" else None
+    if "sse" not in stored_body:
+        return None
+    message: dict[str, Any] | None = None
+    partial_json: dict[int, str] = {}
+    for event in stored_body["sse"]:
+        data = event.get("data")
+        if not isinstance(data, dict):
+            continue
+        kind = data.get("type")
+        if kind == "message_start" and isinstance(data.get("message"), dict):
+            message = {**data["message"], "content": []}
+        elif message is None:
+            continue
+        elif kind == "content_block_start":
+            message["content"].append(dict(data.get("content_block", {})))
+        elif kind == "content_block_delta":
+            _apply_delta(message["content"], data, partial_json)
+        elif kind == "content_block_stop":
+            index = data.get("index", len(message["content"]) - 1)
+            if index in partial_json and 0 <= index < len(message["content"]):
+                with contextlib.suppress(ValueError):
+                    message["content"][index]["input"] = json.loads(partial_json.pop(index) or "{}")
+        elif kind == "message_delta":
+            message.update({k: v for k, v in data.get("delta", {}).items() if v is not None})
+            if isinstance(data.get("usage"), dict):
+                message["usage"] = {**message.get("usage", {}), **data["usage"]}
+    return message
+
+
+def _apply_delta(content: list[dict[str, Any]], data: dict[str, Any], partial_json: dict[int, str]) -> None:
+    index = data.get("index", len(content) - 1)
+    if not isinstance(index, int) or not 0 <= index < len(content):
+        return
+    delta = data.get("delta", {})
+    block = content[index]
+    kind = delta.get("type")
+    if kind == "text_delta":
+        block["text"] = block.get("text", "") + delta.get("text", "")
+    elif kind == "input_json_delta":
+        partial_json[index] = partial_json.get(index, "") + delta.get("partial_json", "")
+    elif kind == "thinking_delta":
+        block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
+    elif kind == "signature_delta":
+        block["signature"] = delta.get("signature", "")

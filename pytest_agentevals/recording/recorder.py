@@ -1,0 +1,285 @@
+"""The recorder: one run's model calls, tool calls and harness events, in order, into one trace."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from ..errors import RecordingError
+from ..trace.events import TRACE_VERSION, Event
+from ..trace.writer import TraceWriter
+from . import active, contract, exchange
+from .patching import patched
+from .prices import PriceTable
+from .scrub import Scrubber
+
+
+class _RecordingCassette:
+    """vcrpy's view of the recorder: never plays, appends every real exchange as a model_call."""
+
+    write_protected = False
+
+    def __init__(self, recorder: Recorder) -> None:
+        self._recorder = recorder
+
+    def can_play_response_for(self, request: Any) -> bool:
+        # vcrpy asks this first, before the real request goes out: the latency clock starts here.
+        request._agentevals_started = time.perf_counter()
+        return False
+
+    def play_response(self, request: Any) -> Any:  # pragma: no cover - never asked, we never play
+        raise RecordingError("the recording cassette has nothing to play")
+
+    def filter_request(self, request: Any) -> Any:
+        return request
+
+    def append(self, request: Any, response: dict[str, Any]) -> None:
+        started = getattr(request, "_agentevals_started", time.perf_counter())
+        self._recorder.record_http(request, response, time.perf_counter() - started)
+
+
+class Recorder:
+    """Records a run into a trace file. Use as a context manager, or `start()` and `stop()`.
+
+    `task` is the run's initial task (what a replay needs to start the agent again); `contract`
+    adds what the harness declares about its environment (fixture hashes, prompt versions...).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        agent: str = "agent",
+        seed: int | None = None,
+        task: Any = None,
+        run_id: str | None = None,
+        contract: Mapping[str, Any] | None = None,
+        packages: tuple[str, ...] = ("anthropic",),
+        prices: Mapping[str, Mapping[str, float]] | None = None,
+        secrets: tuple[str, ...] = (),
+        http: bool = True,
+    ) -> None:
+        self.path = Path(path)
+        self.agent = agent
+        self.seed = seed
+        self.task = task
+        self.run_id = run_id or uuid.uuid4().hex
+        self._contract = contract or {}
+        self._packages = packages
+        self._prices = PriceTable(prices)
+        self._secrets = secrets
+        self._http = http
+        self._lock = threading.RLock()
+        self._writer: TraceWriter | None = None
+        self._patches: contextlib.ExitStack | None = None
+        self._started = 0.0
+        self._seq = 0
+        self.steps = 0
+        self.status: str | None = None
+        self.totals: dict[str, Any] = {}
+        self._observed: dict[str, Any] | None = None
+
+    # -- life cycle ------------------------------------------------------------------------------
+
+    def start(self) -> Recorder:
+        if self._writer is not None:
+            raise RecordingError(f"the recorder for {self.path} is already started")
+        try:
+            self._writer = TraceWriter(self.path, scrub=Scrubber(self._secrets))
+        except OSError as exc:
+            raise RecordingError(
+                f"cannot write the trace {self.path}: {exc.strerror} (choose a writable path with -o, "
+                "or --agentevals-trace-dir in pytest)"
+            ) from None
+        self._started = time.perf_counter()
+        self.totals = {
+            "steps": 0,
+            "model_calls": 0,
+            "model_errors": 0,
+            "tool_calls": 0,
+            "tool_errors": 0,
+            "tokens": dict.fromkeys(
+                ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"), 0
+            ),
+            "cost_usd": 0.0,
+            "checkpoints": 0,
+            "compactions": 0,
+            "verifications": {"passed": 0, "failed": 0},
+        }
+        start: Event = {
+            "type": "run_start",
+            "v": TRACE_VERSION,
+            "run_id": self.run_id,
+            "agent": self.agent,
+            "seed": self.seed,
+            "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"),
+            "contract": contract.environment_contract(self._packages, self._contract),
+            "pid": os.getpid(),
+        }
+        if self.task is not None:
+            start["task"] = self.task
+        self._writer.write(start, sync=True)
+        active.push_recorder(self)
+        if self._http:
+            self._patches = contextlib.ExitStack()
+            self._patches.enter_context(patched(_RecordingCassette(self), str(self.path)))
+        return self
+
+    def end(self, status: str) -> None:
+        """Set how the run ended (ok, failed, budget_exhausted, escalated...) before it stops."""
+        self.status = status
+
+    def stop(self, status: str | None = None, error: BaseException | None = None) -> None:
+        writer = self._writer
+        if writer is None:
+            return
+        if self._patches is not None:
+            self._patches.close()
+            self._patches = None
+        active.pop_recorder(self)
+        with self._lock:
+            end: Event = {
+                "type": "run_end",
+                "seq": self._next_seq(),
+                "t": self._now(),
+                "status": status or self.status or ("error" if error else "ok"),
+                "totals": {**self.totals, "steps": self.steps, "cost_usd": round(self.totals["cost_usd"], 8)},
+            }
+            if self._observed is not None:
+                end["observed_contract"] = self._observed
+            if error is not None:
+                end["error"] = {
+                    "type": type(error).__qualname__,
+                    "message": str(error),
+                    "traceback": "".join(traceback.format_exception(error))[-4000:],
+                }
+            writer.write(end)
+            writer.close()
+            self._writer = None
+
+    def __enter__(self) -> Recorder:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        status = None
+        if isinstance(exc, KeyboardInterrupt):
+            status = "interrupted"
+        elif isinstance(exc, SystemExit):
+            status = "ok" if exc.code in (None, 0) else "failed"
+            exc = None
+        self.stop(status=status, error=exc)
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _now(self) -> float:
+        return round(time.perf_counter() - self._started, 6)
+
+    def emit(self, kind: str, sync: bool = False, **fields: Any) -> Event:
+        """Write one event, stamped with its sequence number, time and step."""
+        with self._lock:
+            if self._writer is None:
+                raise RecordingError(f"the recorder for {self.path} is not running; start it first")
+            event: Event = {"type": kind, "seq": self._next_seq(), "t": self._now(), "step": self.steps}
+            event.update(fields)
+            self._writer.write(event, sync=sync)
+            return event
+
+    def record_http(self, vcr_request: Any, vcr_response: dict[str, Any], latency_s: float) -> None:
+        fields = exchange.model_call_fields(vcr_request, vcr_response, latency_s, self._prices)
+        status = fields["response"]["status"]
+        with self._lock:
+            ok = 200 <= status < 300
+            if fields["provider"] == "anthropic":
+                self.totals["model_calls"] += 1
+                if ok:
+                    self.steps += 1
+                    for key, value in fields["usage"].items():
+                        self.totals["tokens"][key] += value
+                    self.totals["cost_usd"] += fields["cost_usd"] or 0.0
+                    if self._observed is None and isinstance(fields["request"].get("body"), dict):
+                        self._observed = contract.observed_contract(fields["request"]["body"])
+                else:
+                    self.totals["model_errors"] += 1
+                    fields["error"] = exchange.error_summary(fields)
+            # A failed call belongs to the step it was trying to take.
+            step = self.steps if ok else self.steps + 1
+            event = {"type": "model_call", "seq": self._next_seq(), "t": self._now(), "step": step, **fields}
+            if self._writer is not None:
+                self._writer.write(event)
+
+    def _tool_event(
+        self, name: str, tool_input: dict[str, Any], started: float, output: Any, error: BaseException | None
+    ) -> None:
+        fields: dict[str, Any] = {
+            "name": name,
+            "input": tool_input,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+        }
+        with self._lock:
+            self.totals["tool_calls"] += 1
+            if error is not None:
+                self.totals["tool_errors"] += 1
+                fields["error"] = {"type": _qualified(type(error)), "message": str(error)}
+            else:
+                fields["output"] = output
+        self.emit("tool_call", **fields)
+
+    def record_tool(self, name: str, tool_input: dict[str, Any], run: Callable[[], Any]) -> Any:
+        started = time.perf_counter()
+        try:
+            output = run()
+        except Exception as exc:
+            self._tool_event(name, tool_input, started, None, exc)
+            raise
+        self._tool_event(name, tool_input, started, output, None)
+        return output
+
+    async def record_tool_async(self, name: str, tool_input: dict[str, Any], run: Callable[[], Any]) -> Any:
+        started = time.perf_counter()
+        try:
+            output = await run()
+        except Exception as exc:
+            self._tool_event(name, tool_input, started, None, exc)
+            raise
+        self._tool_event(name, tool_input, started, output, None)
+        return output
+
+    def count(self, kind: str, passed: bool | None = None) -> None:
+        with self._lock:
+            if kind == "verification":
+                self.totals["verifications"]["passed" if passed else "failed"] += 1
+            else:
+                self.totals[kind] += 1
+
+
+def _qualified(cls: type) -> str:
+    module = cls.__module__
+    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
+
+
+def current_recorder() -> Recorder | None:
+    """The recorder of the run in progress in this process, if any."""
+    recorder = active.recorder()
+    return recorder if isinstance(recorder, Recorder) else None
+
+
+@contextlib.contextmanager
+def record(path: str | Path, **options: Any) -> Iterator[Recorder]:
+    """Record everything inside the block into the trace at `path` (options as for `Recorder`)."""
+    with Recorder(path, **options) as recorder:
+        yield recorder
