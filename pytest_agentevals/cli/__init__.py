@@ -9,9 +9,10 @@ from typing import Any
 
 from .. import __version__
 from ..errors import AgentEvalsError
+from . import record, show
 
 # Each module has `register(subparsers)`, which adds its parser and sets `func` (args -> exit code).
-SUBCOMMANDS: tuple[Any, ...] = ()
+SUBCOMMANDS: tuple[Any, ...] = (record, show)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -42,7 +42,9 @@ def program_of(args: argparse.Namespace) -> Program:
     if args.module:
         return Program(args.module, True, tuple(rest))
     if not rest:
-        raise AgentEvalsError("nothing to run: give a script (script.py [args]) or a module (-m module [args])")
+        raise AgentEvalsError(
+            "nothing to run: give a script (script.py [args]) or a module (-m module [args])"
+        )
     script = rest[0]
     if not Path(script).is_file():
         raise AgentEvalsError(f"{script}: no such script (give a path to a Python file, or use -m module)")

@@ -1,0 +1,76 @@
+"""`agentevals record [-o OUT] script.py [args]` / `-m module [args]`: run a program, recording it."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from ..recording.recorder import Recorder
+from ..settings import Settings, find_pyproject, read_pyproject
+from ..trace.summary import summarize
+from . import program as program_runner
+from .show import render
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "record",
+        help="run a program as python would, recording its model calls, tool calls and events",
+        description="Run script.py [args] or -m module [args] with recording on; the trace is written "
+        "even if the program fails or is interrupted.",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="the trace file to write (default: under "
+        "[tool.agentevals] trace_dir, named after the program and the time)",
+    )
+    parser.add_argument("--agent", help="the agent's name in the trace (default: the program's name)")
+    parser.add_argument("--seed", type=int, help="the run's seed, written to the trace")
+    program_runner.add_program_arguments(parser)
+    parser.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    program = program_runner.program_of(args)
+    pyproject = find_pyproject(Path.cwd())
+    settings = Settings.resolve(
+        pyproject.parent if pyproject else Path.cwd(), pyproject=read_pyproject(pyproject)
+    )
+    if args.output:
+        output = Path(args.output)
+    else:
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        output = settings.trace_dir / f"{program.stem}-{stamp}.trace.jsonl"
+    if output.exists():
+        # Appending a second run to a trace would corrupt it; overwriting would lose the first.
+        print(
+            f"agentevals record: error: {output} exists; choose another -o or move it away", file=sys.stderr
+        )
+        return 2
+    recorder = Recorder(
+        output,
+        agent=args.agent or program.stem,
+        seed=args.seed,
+        task={"argv": [program.label, *program.args]},
+        packages=settings.contract_packages,
+        prices=settings.prices,
+    )
+    try:
+        with recorder:
+            code = program_runner.run(program)
+            recorder.end("ok" if code == 0 else "failed")
+    except KeyboardInterrupt:
+        code = 130
+    except Exception:
+        # The program's own failure: shown as python shows it; the trace keeps it too.
+        traceback.print_exc()
+        code = 1
+    print(f"agentevals record: wrote {output}", file=sys.stderr)
+    print(render(summarize(output)), file=sys.stderr)
+    return code
