@@ -52,3 +52,10 @@ class RecordingError(AgentEvalsError):
 
 class SimError(AgentEvalsError):
     """The simulated model server was misused (an exhausted script, a bad reply)."""
+
+
+class HistoryError(AgentEvalsError):
+    """The test-outcome history cannot be read or written, or a JUnit file cannot be ingested.
+
+    The message names the file and says how to fix it; nothing already stored is deleted.
+    """
