@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from .errors import ConfigError
 from .layers import LAYERS
+from .recording.naming import trace_path_for
+from .recording.recorder import Recorder
 from .report.pyramid import PyramidSummary
 from .settings import OPTIONS, Settings, find_pyproject, read_pyproject
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
+CALL_FAILED_KEY = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -52,3 +56,34 @@ def pytest_configure(config: pytest.Config) -> None:
 def settings_of(config: pytest.Config) -> Settings:
     """The run's resolved settings (for fixtures and the other wiring in this package)."""
     return config.stash[SETTINGS_KEY]
+
+
+@pytest.fixture
+def agentevals_recorder(request: pytest.FixtureRequest) -> Iterator[Recorder]:
+    """Records the current test's run into `<trace_dir>/<test id>.trace.jsonl`.
+
+    Recording is on from setup to teardown: model calls through httpx/httpx2, `@tool` calls and
+    harness events all land in the test's trace. A test's trace from an earlier session is replaced.
+    """
+    settings = settings_of(request.config)
+    path = trace_path_for(request.node.nodeid, settings.trace_dir)
+    path.unlink(missing_ok=True)
+    recorder = Recorder(
+        path,
+        agent=request.node.name,
+        packages=settings.contract_packages,
+        prices=settings.prices,
+    )
+    with recorder:
+        yield recorder
+        if recorder.status is None and request.node.stash.get(CALL_FAILED_KEY, False):
+            recorder.end("failed")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+    report: pytest.TestReport = yield
+    if report.when == "call" and report.failed:
+        # Read by fixtures at teardown: a recorded test that failed ends its trace as "failed".
+        item.stash[CALL_FAILED_KEY] = True
+    return report

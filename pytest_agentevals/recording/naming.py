@@ -1,0 +1,20 @@
+"""File names for per-test traces: readable, unique per test node, safe on every file system."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def trace_path_for(nodeid: str, directory: Path) -> Path:
+    """`tests/test_x.py::test_y[a/b]` -> `DIR/tests-test_x.py--test_y-a-b-1a2b3c4d.trace.jsonl`.
+
+    The short hash keeps two node ids that clean up to the same text apart (`[a/b]` and `[a-b]`),
+    so parallel workers never share a file.
+    """
+    readable = _UNSAFE.sub("-", nodeid.replace("::", "--")).strip("-")[:120]
+    digest = hashlib.sha1(nodeid.encode("utf-8")).hexdigest()[:8]
+    return directory / f"{readable}-{digest}.trace.jsonl"
