@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -81,7 +81,9 @@ def agentevals_recorder(request: pytest.FixtureRequest) -> Iterator[Recorder]:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report: pytest.TestReport = yield
     if report.when == "call" and report.failed:
         # Read by fixtures at teardown: a recorded test that failed ends its trace as "failed".
