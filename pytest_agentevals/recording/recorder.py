@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import Any
 
 from ..errors import RecordingError
-from ..trace.events import TRACE_VERSION, Event
+from ..trace.events import RUN_STATUSES, TRACE_VERSION, Event
 from ..trace.writer import TraceWriter
 from . import active, contract, exchange
 from .patching import patched
@@ -136,6 +136,8 @@ class Recorder:
 
     def end(self, status: str) -> None:
         """Set how the run ended (ok, failed, budget_exhausted, escalated...) before it stops."""
+        if status not in RUN_STATUSES:
+            raise ValueError(f"unknown run status {status!r}; use one of: {', '.join(RUN_STATUSES)}")
         self.status = status
 
     def stop(self, status: str | None = None, error: BaseException | None = None) -> None:
