@@ -1,0 +1,77 @@
+"""The plugin's wiring: markers, the pyramid summary, and the per-test recorder fixture."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_agentevals import read_trace
+
+
+def test_markers_are_documented(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--markers")
+    for layer, cadence in (
+        ("step", "every commit"),
+        ("replay", "every merge"),
+        ("resume", "daily"),
+        ("marathon", "nightly"),
+    ):
+        result.stdout.fnmatch_lines(
+            [f"@pytest.mark.{layer}(*args, **kwargs): agentevals {layer} layer ({cadence}*"]
+        )
+
+
+def test_dash_m_selects_a_layer_and_summary_shows_the_pyramid(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+        @pytest.mark.step
+        def test_a(): pass
+        @pytest.mark.step
+        def test_b(): assert False
+        @pytest.mark.replay
+        def test_c(): pass
+        @pytest.mark.marathon
+        def test_d(): pytest.skip("nightly only")
+        def test_plain(): pass
+        """
+    )
+    result = pytester.runpytest("-m", "step", "--agentevals-history=off")
+    result.assert_outcomes(passed=1, failed=1, deselected=3)
+    result.stdout.fnmatch_lines(["*agentevals pyramid*", "layer*passed*failed*skipped*time", "step*1*1*0*s"])
+    assert "replay " not in result.stdout.str().split("agentevals pyramid")[1]
+
+    result = pytester.runpytest("--agentevals-history=off")
+    result.stdout.fnmatch_lines(
+        ["*agentevals pyramid*", "marathon*0*0*1*s", "replay*1*0*0*s", "step*1*1*0*s"]
+    )
+
+
+def test_recorder_fixture_writes_one_trace_per_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+        import pytest_agentevals as ae
+
+        @ae.tool
+        def add(a, b):
+            return a + b
+
+        @pytest.mark.parametrize("n", ["a/b", "a-b"])
+        def test_run(agentevals_recorder, n):
+            assert add(1, 2) == 3
+            ae.verification("sum", True, progress=1.0)
+
+        def test_fails(agentevals_recorder):
+            ae.note("about to fail")
+            assert False
+        """
+    )
+    result = pytester.runpytest("--agentevals-trace-dir=traces", "--agentevals-history=off")
+    result.assert_outcomes(passed=2, failed=1)
+    traces = sorted((pytester.path / "traces").glob("*.trace.jsonl"))
+    assert len(traces) == 3  # the two parametrized ids clean up alike, their hashes keep them apart
+    by_status = {read_trace(path)[-1]["status"]: path for path in traces}
+    assert set(by_status) == {"ok", "failed"}
+    events = read_trace(next(path for path in traces if "test_run" in path.name))
+    assert [event["type"] for event in events] == ["run_start", "tool_call", "verification", "run_end"]
+    assert events[1]["input"] == {"a": 1, "b": 2} and events[1]["output"] == 3

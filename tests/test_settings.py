@@ -1,0 +1,105 @@
+"""Settings: resolved once, CLI > marker > [tool.agentevals] > default, bad values named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_agentevals import ConfigError, Settings
+from pytest_agentevals.settings import read_pyproject
+
+
+def test_defaults(tmp_path: Path) -> None:
+    settings = Settings.resolve(tmp_path)
+    assert settings.record == "none" and settings.replay_mode == "strict"
+    assert settings.trace_dir == tmp_path / ".agentevals/traces"
+    assert settings.history == tmp_path / ".agentevals/history.sqlite"
+    assert settings.flaky_budget["marathon"] == 0.20 and settings.flaky_budget["step"] == 0.0
+    assert set(settings.sources.values()) == {"default"}
+
+
+def test_precedence_cli_over_marker_over_pyproject(tmp_path: Path) -> None:
+    settings = Settings.resolve(
+        tmp_path, cli={"record": "all"}, pyproject={"record": "once", "replay_mode": "sequential"}
+    )
+    assert (settings.record, settings.replay_mode) == ("all", "sequential")
+    assert settings.sources["record"] == "cli" and settings.sources["replay_mode"] == "pyproject"
+    marked = settings.for_marker("replay", {"record": "new", "mode": "strict", "from_step": 3})
+    assert marked.record == "all"  # the command line wins over the marker
+    assert marked.replay_mode == "strict" and marked.sources["replay_mode"] == "marker"
+    assert settings.replay_mode == "sequential"  # frozen: the run's settings are untouched
+
+
+def test_history_off_and_paths(tmp_path: Path) -> None:
+    settings = Settings.resolve(tmp_path, pyproject={"history": "off", "trace_dir": "/abs/traces"})
+    assert settings.history is None and settings.trace_dir == Path("/abs/traces")
+
+
+@pytest.mark.parametrize(
+    ("cli", "pyproject", "message"),
+    [
+        ({}, {"recrod": "none"}, r"\[tool.agentevals\] recrod: unknown key \(known keys: trace_dir, record"),
+        (
+            {"record": "sometimes"},
+            {},
+            r"--agentevals-record: 'sometimes' is not allowed \(use one of: none, once",
+        ),
+        ({}, {"collect_cassettes": "maybe"}, r"collect_cassettes: 'maybe' is not a boolean"),
+        ({}, {"flaky_budget": {"marathon": 2}}, r"flaky_budget.marathon: 2 is not a rate"),
+        ({}, {"flaky_budget": {"nightly": 0.1}}, r"flaky_budget.nightly: unknown key"),
+        ({}, {"prices": {"m": {"input": 1}}}, r"prices.m: needs at least input and output"),
+        ({}, {"prices": {"m": {"input": 1, "output": 2, "tip": 3}}}, r"prices.m.tip: unknown price field"),
+        ({}, {"contract_packages": [1]}, r"contract_packages: \[1\] is not a list of strings"),
+    ],
+)
+def test_bad_values_name_the_key(
+    tmp_path: Path, cli: dict[str, str], pyproject: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Settings.resolve(tmp_path, cli=cli, pyproject=pyproject)
+
+
+def test_bad_marker_value(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"@pytest.mark.replay\(mode=...\): 'loose' is not allowed"):
+        Settings.resolve(tmp_path).for_marker("replay", {"mode": "loose"})
+
+
+def test_pyproject_table_is_read_in_pytest(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml('[tool.agentevals]\nreplay_mode = "sequential"\ntrace_dir = "out"\n')
+    pytester.makeconftest(
+        """
+        from pytest_agentevals.plugin import settings_of
+        def pytest_report_header(config):
+            s = settings_of(config)
+            return f"settings: {s.replay_mode} {s.trace_dir.name} {s.record}"
+        """
+    )
+    pytester.makepyfile("def test_ok(): pass")
+    result = pytester.runpytest("--agentevals-record=new")
+    result.stdout.fnmatch_lines(["settings: sequential out new"])
+
+
+def test_unknown_pyproject_key_stops_the_run(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml('[tool.agentevals]\nreplay_mod = "sequential"\n')
+    pytester.makepyfile("def test_ok(): pass")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*agentevals: [[]tool.agentevals[]] replay_mod: unknown key*"])
+
+
+def test_bad_cli_value_stops_the_run(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_ok(): pass")
+    result = pytester.runpytest("--agentevals-replay-mode=loose")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--agentevals-replay-mode: 'loose' is not allowed (use one of: strict, sequential)*"]
+    )
+
+
+def test_broken_toml_is_named(tmp_path: Path) -> None:
+    # pytest reports a broken pyproject.toml itself; the agentevals command relies on this message.
+    path = tmp_path / "pyproject.toml"
+    path.write_text("[tool.agentevals\n")
+    with pytest.raises(ConfigError, match=r"pyproject.toml: is not valid TOML: .*\(fix the file's syntax\)"):
+        read_pyproject(path)
