@@ -74,4 +74,5 @@ def test_recorder_fixture_writes_one_trace_per_test(pytester: pytest.Pytester) -
     assert set(by_status) == {"ok", "failed"}
     events = read_trace(next(path for path in traces if "test_run" in path.name))
     assert [event["type"] for event in events] == ["run_start", "tool_call", "verification", "run_end"]
-    assert events[1]["input"] == {"a": 1, "b": 2} and events[1]["output"] == 3
+    assert events[1]["input"] == {"a": 1, "b": 2}
+    assert events[1]["output"] == 3

@@ -12,10 +12,12 @@ from pytest_agentevals.settings import read_pyproject
 
 def test_defaults(tmp_path: Path) -> None:
     settings = Settings.resolve(tmp_path)
-    assert settings.record == "none" and settings.replay_mode == "strict"
+    assert settings.record == "none"
+    assert settings.replay_mode == "strict"
     assert settings.trace_dir == tmp_path / ".agentevals/traces"
     assert settings.history == tmp_path / ".agentevals/history.sqlite"
-    assert settings.flaky_budget["marathon"] == 0.20 and settings.flaky_budget["step"] == 0.0
+    assert settings.flaky_budget["marathon"] == 0.20
+    assert settings.flaky_budget["step"] == 0.0
     assert set(settings.sources.values()) == {"default"}
 
 
@@ -24,16 +26,19 @@ def test_precedence_cli_over_marker_over_pyproject(tmp_path: Path) -> None:
         tmp_path, cli={"record": "all"}, pyproject={"record": "once", "replay_mode": "sequential"}
     )
     assert (settings.record, settings.replay_mode) == ("all", "sequential")
-    assert settings.sources["record"] == "cli" and settings.sources["replay_mode"] == "pyproject"
+    assert settings.sources["record"] == "cli"
+    assert settings.sources["replay_mode"] == "pyproject"
     marked = settings.for_marker("replay", {"record": "new", "mode": "strict", "from_step": 3})
     assert marked.record == "all"  # the command line wins over the marker
-    assert marked.replay_mode == "strict" and marked.sources["replay_mode"] == "marker"
+    assert marked.replay_mode == "strict"
+    assert marked.sources["replay_mode"] == "marker"
     assert settings.replay_mode == "sequential"  # frozen: the run's settings are untouched
 
 
 def test_history_off_and_paths(tmp_path: Path) -> None:
     settings = Settings.resolve(tmp_path, pyproject={"history": "off", "trace_dir": "/abs/traces"})
-    assert settings.history is None and settings.trace_dir == Path("/abs/traces")
+    assert settings.history is None
+    assert settings.trace_dir == Path("/abs/traces")
 
 
 @pytest.mark.parametrize(

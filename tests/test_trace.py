@@ -54,7 +54,8 @@ def test_round_trip_resolves_deltas(tmp_path: Path) -> None:
     events.append({"type": "run_end", "seq": 5, "t": 1.0, "status": "ok", "totals": {}})
     write(path, events)
     raw = [json.loads(line) for line in path.read_text().splitlines()]
-    assert "body" in raw[1]["request"] and "body_delta" in raw[2]["request"]
+    assert "body" in raw[1]["request"]
+    assert "body_delta" in raw[2]["request"]
     assert raw[2]["request"]["body_delta"] == {"keep": 2, "append": [history[2]]}
     assert raw[3]["request"]["body_delta"]["set"] == {"max_tokens": 20}
     assert "headers" not in raw[2]["request"]  # unchanged headers are carried forward
@@ -95,7 +96,8 @@ def test_torn_last_line_is_a_warning(tmp_path: Path) -> None:
     with pytest.warns(TornTraceWarning, match=r"t.trace.jsonl:3: the last line is incomplete"):
         events = list(reader)
     assert [event["type"] for event in events] == ["run_start", "model_call"]
-    assert reader.complete is False and len(reader.problems) == 1
+    assert reader.complete is False
+    assert len(reader.problems) == 1
 
 
 @pytest.mark.parametrize(
