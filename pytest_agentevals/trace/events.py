@@ -22,4 +22,54 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 }
 EVENT_TYPES: tuple[str, ...] = tuple(REQUIRED)
 
+_NUMBER = (int, float)
+# The JSON types of the required fields, checked by the reader so every consumer can rely on them.
+FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "v": (int,),
+    "run_id": (str,),
+    "agent": (str,),
+    "started_at": (str,),
+    "contract": (dict,),
+    "seq": (int,),
+    "t": _NUMBER,
+    "step": (int,),
+    "provider": (str,),
+    "request": (dict,),
+    "response": (dict,),
+    "name": (str,),
+    "input": (dict,),
+    "duration_ms": _NUMBER,
+    "state": (dict,),
+    "tokens_before": (int,),
+    "tokens_after": (int,),
+    "summary": (str,),
+    "passed": (bool,),
+    "message": (str,),
+    "status": (str,),
+    "totals": (dict,),
+}
+
+_JSON_NAMES = {int: "an integer", float: "a number", str: "a string", dict: "an object", bool: "true or false"}
+
+
+def type_problem(name: str, value: object) -> str | None:
+    """What is wrong with a required field's value, or None when its type is right."""
+    expected = FIELD_TYPES.get(name)
+    if expected is None:
+        return None
+    # JSON true/false are not numbers, whatever Python's bool thinks.
+    if isinstance(value, expected) and (bool in expected or not isinstance(value, bool)):
+        return None
+    return f"{name} must be {_JSON_NAMES[expected[0]]}, found {json_type(value)}"
+
+
+def json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return {dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number"}.get(
+        type(value), type(value).__name__
+    )
+
 RUN_STATUSES = ("ok", "failed", "error", "interrupted", "budget_exhausted", "escalated")

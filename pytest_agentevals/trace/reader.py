@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import TraceFormatError
 from . import delta
-from .events import EVENT_TYPES, REQUIRED, TRACE_VERSION, Event
+from .events import EVENT_TYPES, REQUIRED, TRACE_VERSION, Event, type_problem
 
 
 class TornTraceWarning(UserWarning):
@@ -105,7 +105,7 @@ class TraceReader:
                 )
         elif kind == "run_start":
             raise TraceFormatError(self.path, number, "a second run_start event; a trace holds one run")
-        if kind not in REQUIRED:
+        if not isinstance(kind, str) or kind not in REQUIRED:
             raise TraceFormatError(
                 self.path, number, f"unknown event type {kind!r}; expected one of {', '.join(EVENT_TYPES)}"
             )
@@ -114,6 +114,12 @@ class TraceReader:
         missing = [name for name in REQUIRED[kind] if name not in event]
         if missing:
             raise TraceFormatError(self.path, number, f"{kind} event lacks {', '.join(missing)}")
+        for name in REQUIRED[kind]:
+            problem = type_problem(name, event[name])
+            if problem is not None:
+                raise TraceFormatError(self.path, number, f"{kind} event: {problem}")
+        if kind == "model_call" and type_problem("seq", event["response"].get("status")) is not None:
+            raise TraceFormatError(self.path, number, "model_call.response.status must be an integer")
 
     def _advance(
         self,
@@ -129,8 +135,6 @@ class TraceReader:
         if kind != "model_call":
             return previous_body, previous_headers, seen_end
         request = event["request"]
-        if not isinstance(request, dict):
-            raise TraceFormatError(self.path, number, "model_call.request must be an object")
         body: Any
         if "body_delta" in request:
             if previous_body is None:

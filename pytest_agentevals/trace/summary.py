@@ -78,8 +78,8 @@ def _add(summary: TraceSummary, event: dict[str, Any], tools: Counter[str], mode
     if isinstance(event.get("t"), int | float):
         summary.duration_s = max(summary.duration_s, float(event["t"]))
     if kind == "run_start":
-        summary.run_id = event.get("run_id")
-        summary.agent = event.get("agent")
+        summary.run_id = event["run_id"]
+        summary.agent = event["agent"]
         summary.seed = event.get("seed")
         summary.started_at = event.get("started_at")
     elif kind == "model_call":
@@ -91,12 +91,15 @@ def _add(summary: TraceSummary, event: dict[str, Any], tools: Counter[str], mode
         summary.steps = max(summary.steps, int(event.get("step", 0)))
         if event.get("stream"):
             summary.streamed_calls += 1
-        if event.get("model"):
+        if isinstance(event.get("model"), str) and event["model"]:
             models[event["model"]] = None
-        for key, value in (event.get("usage") or {}).items():
+        usage = event.get("usage")
+        for key, value in usage.items() if isinstance(usage, dict) else ():
             if key in summary.tokens and isinstance(value, int):
                 summary.tokens[key] += value
-        summary.cost_usd += event.get("cost_usd") or 0.0
+        cost = event.get("cost_usd")
+        if isinstance(cost, int | float) and not isinstance(cost, bool):
+            summary.cost_usd += cost
     elif kind == "tool_call":
         summary.tool_calls += 1
         tools[str(event.get("name"))] += 1
@@ -111,7 +114,7 @@ def _add(summary: TraceSummary, event: dict[str, Any], tools: Counter[str], mode
             summary.verifications_passed += 1
         else:
             summary.verifications_failed += 1
-        if isinstance(event.get("progress"), int | float):
+        if isinstance(event.get("progress"), int | float) and not isinstance(event["progress"], bool):
             summary.last_progress = float(event["progress"])
     elif kind == "note":
         summary.notes += 1
