@@ -42,9 +42,12 @@ class TraceSummary:
     error: str | None = None
     bytes: int = 0
     problems: list[str] = field(default_factory=list)
+    unpriced: set[str] = field(default_factory=set, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data.pop("unpriced")
+        return data
 
 
 def summarize(path: str | Path) -> TraceSummary:
@@ -70,6 +73,11 @@ def summarize(path: str | Path) -> TraceSummary:
     summary.tools = dict(tools.most_common())
     summary.models = list(models)
     summary.cost_usd = round(summary.cost_usd, 6)
+    if summary.unpriced:
+        summary.problems.append(
+            f"no price for {', '.join(sorted(summary.unpriced))}: the cost leaves those calls out "
+            "(add them under [tool.agentevals.prices])"
+        )
     return summary
 
 
@@ -100,6 +108,8 @@ def _add(summary: TraceSummary, event: dict[str, Any], tools: Counter[str], mode
         cost = event.get("cost_usd")
         if isinstance(cost, int | float) and not isinstance(cost, bool):
             summary.cost_usd += cost
+        elif cost is None and isinstance(event.get("model"), str):
+            summary.unpriced.add(event["model"])
     elif kind == "tool_call":
         summary.tool_calls += 1
         tools[str(event.get("name"))] += 1
