@@ -59,3 +59,27 @@ class HistoryError(AgentEvalsError):
 
     The message names the file and says how to fix it; nothing already stored is deleted.
     """
+
+
+class CassetteError(AgentEvalsError):
+    """A cassette that cannot be replayed: missing, corrupt or truncated. Names the file and line."""
+
+    def __init__(self, path: str | Path, line: int, problem: str, fix: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+        self.fix = fix
+        where = f"{self.path}:{line}" if line else self.path
+        super().__init__(f"{where}: {problem} ({fix})")
+
+
+class UnrecordedRequest(AgentEvalsError):
+    """A replay met a request (or a connection) the recording does not hold; nothing went live."""
+
+
+class ReplayDivergence(AgentEvalsError):
+    """A replayed run asked for something other than what was recorded: names the call and the diff."""
+
+
+class StaleCassette(AgentEvalsError):
+    """A cassette recorded against another environment (tool schemas, prompt, model, packages)."""

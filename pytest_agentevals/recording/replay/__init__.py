@@ -1,0 +1,27 @@
+"""The replay engine: recorded runs re-executed offline, deterministic, fast, and loud when they diverge.
+
+Works from plain Python, from pytest and from the command line; knows nothing of either face.
+"""
+
+from .cassette import Cassette, Interaction, ToolRecord, load_cassette
+from .engine import MODES, Replayer, replay
+from .index import RequestIndex, incoming_request, shape_key
+from .report import Divergence, ReplayDivergenceWarning, ReplayReport
+from .tools import RecordedToolError
+
+__all__ = [
+    "MODES",
+    "Cassette",
+    "Divergence",
+    "Interaction",
+    "RecordedToolError",
+    "ReplayDivergenceWarning",
+    "ReplayReport",
+    "Replayer",
+    "RequestIndex",
+    "ToolRecord",
+    "incoming_request",
+    "load_cassette",
+    "replay",
+    "shape_key",
+]
