@@ -1,0 +1,64 @@
+"""The records of the history: one test attempt, and the source (a session or a JUnit file) it came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+# What one attempt ended as. "error" is a failure outside the test body (setup or teardown); both
+# "failed" and "error" count as a failure for verdicts. "skipped" (and a genuine xfail) is no signal.
+PASSED: Final = "passed"
+FAILED: Final = "failed"
+ERROR: Final = "error"
+SKIPPED: Final = "skipped"
+OUTCOMES: Final = (PASSED, FAILED, ERROR, SKIPPED)
+FAILING: Final = frozenset((FAILED, ERROR))
+
+PYTEST: Final = "pytest"  # a source recorded live by the pytest plugin
+JUNIT: Final = "junit"  # a source ingested from a JUnit XML file
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One run of one test: setup, call and teardown, or one rerun of them."""
+
+    test_id: str  # the pytest node id, e.g. tests/test_agent.py::test_plan[3]
+    layer: str | None  # step, replay, resume, marathon, or None for a test outside the pyramid
+    variant: str  # canonical JSON of the seed, model and marker parameters, "" when there are none
+    attempt: int  # 1 for the first run of the test in its source, 2 for its first rerun...
+    outcome: str  # one of OUTCOMES
+    duration: float  # seconds
+    worker: str | None = None  # the xdist worker (gw0...), "main" without xdist, None when unknown
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a batch of attempts came from: one pytest session, or one ingested JUnit file.
+
+    Commit, branch and run id belong to the source, not to each attempt: one session or one file runs
+    one commit.
+    """
+
+    key: str  # "pytest:<uuid>" or "junit:<sha256 of the file>"; unique in a store
+    kind: str  # PYTEST or JUNIT
+    run_id: str
+    sha: str | None  # None when unknown: such attempts are kept but never judged
+    branch: str | None = None
+    path: str | None = None  # the JUnit file, for a JUnit source
+
+
+@dataclass(frozen=True)
+class StoredAttempt:
+    """An attempt as read back from a store, with its source's commit and run."""
+
+    test_id: str
+    layer: str | None
+    variant: str
+    sha: str | None
+    branch: str | None
+    run_id: str
+    attempt: int
+    outcome: str
+    duration: float
+    worker: str | None
+    source: str  # the source key

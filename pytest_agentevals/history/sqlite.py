@@ -1,0 +1,315 @@
+"""The default history store: one SQLite file, in WAL mode, written with `BEGIN IMMEDIATE`.
+
+- WAL lets readers (a report) run while a writer appends; `BEGIN IMMEDIATE` takes the write lock at
+  the start of a transaction, so two writers queue on the busy timeout instead of deadlocking halfway.
+- Every write is one transaction: a batch is stored whole or not at all, and a failed write rolls
+  back without touching what was stored before.
+- A file that is not a readable history (garbage, another program's database, a newer schema) raises
+  one `HistoryError` naming the file and how to fix it. The file is never modified or deleted.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..errors import HistoryError
+from .model import SKIPPED, Attempt, Source, StoredAttempt
+from .store import ExcludedSource, RunFinal, VerdictCount
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_SECONDS = 30.0
+
+_SCHEMA = """
+CREATE TABLE sources (
+    id       INTEGER PRIMARY KEY,
+    key      TEXT NOT NULL UNIQUE,      -- pytest:<uuid> or junit:<sha256 of the file>
+    kind     TEXT NOT NULL,             -- pytest or junit
+    run_id   TEXT NOT NULL,
+    sha      TEXT,                      -- NULL: commit unknown, attempts kept but never judged
+    branch   TEXT,
+    path     TEXT,                      -- the JUnit file of a junit source
+    created  REAL NOT NULL,             -- unix time the source was first stored
+    excluded TEXT                       -- NULL, or why its attempts are not judged (an outage)
+);
+CREATE TABLE tests (
+    id      INTEGER PRIMARY KEY,
+    test_id TEXT NOT NULL,
+    variant TEXT NOT NULL,              -- canonical JSON of seed, model and marker parameters, or ''
+    layer   TEXT NOT NULL,              -- step, replay, resume, marathon, or '' outside the pyramid
+    UNIQUE (test_id, variant, layer)
+);
+CREATE TABLE attempts (
+    id       INTEGER PRIMARY KEY,       -- insertion order: the recency of an attempt
+    source   INTEGER NOT NULL REFERENCES sources (id),
+    test     INTEGER NOT NULL REFERENCES tests (id),
+    attempt  INTEGER NOT NULL,          -- 1, then 2 for the first rerun in the same source...
+    outcome  TEXT NOT NULL CHECK (outcome IN ('passed', 'failed', 'error', 'skipped')),
+    duration REAL NOT NULL,
+    worker   TEXT
+);
+CREATE VIEW attempt_rows AS
+    SELECT a.id, t.test_id, NULLIF(t.layer, '') AS layer, t.variant, s.sha, s.branch, s.run_id,
+           a.attempt, a.outcome, a.duration, a.worker, s.key AS source, s.excluded
+    FROM attempts a JOIN sources s ON s.id = a.source JOIN tests t ON t.id = a.test;
+"""
+
+_FIX = (
+    "nothing was changed; move the file aside (e.g. `mv {path} {path}.broken`) to start a new "
+    "history, or point --agentevals-history / [tool.agentevals] history at another file"
+)
+
+TestKey = tuple[str, str, str]  # test_id, variant, layer ('' outside the pyramid)
+
+
+def _layer(value: str) -> str | None:
+    return value or None
+
+
+class SQLiteStore:
+    """A `HistoryStore` in one SQLite file. Opening it creates the file (and its folder) if missing."""
+
+    def __init__(self, path: Path, *, busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> None:
+        self.path = Path(path)
+        self._tests: dict[TestKey, int] = {}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise HistoryError(
+                f"{self.path}: cannot create the history folder ({exc.strerror}); make "
+                f"{self.path.parent} writable, or set --agentevals-history to another path or 'off'"
+            ) from None
+        self._conn = self._guard("open", lambda: self._connect(busy_timeout))
+        try:
+            self._guard("read", self._check_schema)
+            self._guard("read", self._load_tests)
+        except HistoryError:
+            self._conn.close()
+            raise
+
+    # -- plumbing ---------------------------------------------------------------------------------
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
+    def _connect(self, busy_timeout: float) -> sqlite3.Connection:
+        if self.path.is_dir():
+            raise sqlite3.OperationalError("it is a directory")
+        conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.Error:
+            conn.close()
+            raise
+        return conn
+
+    def _guard(self, doing: str, action: Any) -> Any:
+        """Run `action`, turning any SQLite failure into one HistoryError naming the file."""
+        try:
+            return action()
+        except sqlite3.Error as exc:
+            problem = str(exc)
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in problem:
+                raise HistoryError(
+                    f"{self.path}: the history database stayed locked for {BUSY_TIMEOUT_SECONDS:.0f}s "
+                    f"while trying to {doing} it; another process holds a write transaction, wait for it "
+                    "or point --agentevals-history elsewhere"
+                ) from None
+            raise HistoryError(
+                f"{self.path}: cannot {doing} the history database ({problem}); "
+                + _FIX.format(path=self.path)
+            ) from None
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Cursor]:
+        cur = self._conn.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            yield cur
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        cur.execute("COMMIT")
+
+    def _check_schema(self) -> None:
+        version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return
+        if version > SCHEMA_VERSION:
+            raise HistoryError(
+                f"{self.path}: this history was written by a newer pytest-agentevals (schema "
+                f"{version}, this one reads {SCHEMA_VERSION}); upgrade pytest-agentevals, or point "
+                "--agentevals-history at another file"
+            )
+        with self._write() as cur:
+            # Another process may have created the schema while we waited for the lock.
+            version = cur.execute("PRAGMA user_version").fetchone()[0]
+            if version == SCHEMA_VERSION:
+                return
+            tables = cur.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            if tables:
+                raise HistoryError(
+                    f"{self.path}: is an SQLite database but not an agentevals history (it has "
+                    "tables of its own); " + _FIX.format(path=self.path)
+                )
+            # One statement at a time: executescript() would commit the transaction halfway.
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    cur.execute(statement)
+            cur.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _load_tests(self) -> None:
+        rows = self._conn.execute("SELECT id, test_id, variant, layer FROM tests")
+        self._tests = {(test_id, variant, layer): key for key, test_id, variant, layer in rows}
+
+    def _test_key(self, cur: sqlite3.Cursor, attempt: Attempt, new: dict[TestKey, int]) -> int:
+        key = (attempt.test_id, attempt.variant, attempt.layer or "")
+        found = self._tests.get(key) or new.get(key)
+        if found is not None:
+            return found
+        cur.execute("INSERT OR IGNORE INTO tests (test_id, variant, layer) VALUES (?, ?, ?)", key)
+        row = cur.execute(
+            "SELECT id FROM tests WHERE test_id = ? AND variant = ? AND layer = ?", key
+        ).fetchone()
+        new[key] = int(row[0])
+        return new[key]
+
+    def _source_id(self, cur: sqlite3.Cursor, source: Source) -> int | None:
+        row = cur.execute("SELECT id FROM sources WHERE key = ?", (source.key,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def _insert(
+        self, cur: sqlite3.Cursor, source: Source, attempts: Sequence[Attempt], new: dict[TestKey, int]
+    ) -> int:
+        """Insert the source if it is new, and the attempts; returns how many attempts."""
+        source_id = self._source_id(cur, source)
+        if source_id is None:
+            cur.execute(
+                "INSERT INTO sources (key, kind, run_id, sha, branch, path, created) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (source.key, source.kind, source.run_id, source.sha, source.branch, source.path, time.time()),
+            )
+            source_id = int(cur.lastrowid or 0)
+        rows = [
+            (source_id, self._test_key(cur, a, new), a.attempt, a.outcome, a.duration, a.worker)
+            for a in attempts
+        ]
+        cur.executemany(
+            "INSERT INTO attempts (source, test, attempt, outcome, duration, worker) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        return len(rows)
+
+    def _run_write(self, write: Any) -> Any:
+        """Run `write(cursor, new_tests)` in one transaction; remember new test ids once committed."""
+        new: dict[TestKey, int] = {}
+
+        def action() -> Any:
+            with self._write() as cur:
+                return write(cur, new)
+
+        result = self._guard("write to", action)
+        self._tests.update(new)  # only now that the transaction committed are these ids real
+        return result
+
+    # -- writes -----------------------------------------------------------------------------------
+
+    def append(self, source: Source, attempts: Sequence[Attempt]) -> int:
+        result: int = self._run_write(lambda cur, new: self._insert(cur, source, attempts, new))
+        return result
+
+    def ingest(self, source: Source, attempts: Sequence[Attempt]) -> bool:
+        def write(cur: sqlite3.Cursor, new: dict[TestKey, int]) -> bool:
+            if self._source_id(cur, source) is not None:
+                return False
+            self._insert(cur, source, attempts, new)
+            return True
+
+        result: bool = self._run_write(write)
+        return result
+
+    def exclude(self, key: str, reason: str) -> None:
+        self._run_write(
+            lambda cur, _new: cur.execute("UPDATE sources SET excluded = ? WHERE key = ?", (reason, key))
+        )
+
+    # -- reads ------------------------------------------------------------------------------------
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        rows: list[Any] = self._guard("read", lambda: self._conn.execute(sql, params).fetchall())
+        return rows
+
+    def _tests_by_id(self) -> dict[int, TestKey]:
+        return {
+            key: (t, v, layer)
+            for key, t, v, layer in self._query("SELECT id, test_id, variant, layer FROM tests")
+        }
+
+    def has_source(self, key: str) -> bool:
+        return bool(self._query("SELECT 1 FROM sources WHERE key = ?", (key,)))
+
+    def known_tests(self) -> dict[str, str | None]:
+        rows = self._query("SELECT test_id, layer FROM tests ORDER BY id")
+        return {test_id: _layer(layer) for test_id, layer in rows}
+
+    def verdict_counts(self) -> list[VerdictCount]:
+        tests = self._tests_by_id()
+        rows = self._query(
+            "SELECT a.test, s.sha, sum(a.outcome = 'passed'), sum(a.outcome != 'passed'), max(a.id) "
+            "FROM attempts a JOIN sources s ON s.id = a.source "
+            "WHERE s.excluded IS NULL AND s.sha IS NOT NULL AND a.outcome != ? "
+            "GROUP BY a.test, s.sha",
+            (SKIPPED,),
+        )
+        out = []
+        for test, sha, passes, failures, last in rows:
+            test_id, variant, layer = tests[test]
+            out.append(VerdictCount(test_id, variant, _layer(layer), sha, passes, failures, last))
+        return out
+
+    def run_finals(self) -> list[RunFinal]:
+        tests = self._tests_by_id()
+        # SQLite takes the bare columns (sha, outcome) from the row holding max(a.id).
+        rows = self._query(
+            "SELECT s.run_id, s.sha, a.test, a.outcome, max(a.id) "
+            "FROM attempts a JOIN sources s ON s.id = a.source "
+            "WHERE s.excluded IS NULL AND s.sha IS NOT NULL AND a.outcome != ? "
+            "GROUP BY s.run_id, a.test",
+            (SKIPPED,),
+        )
+        out = []
+        for run_id, sha, test, outcome, last in rows:
+            test_id, variant, layer = tests[test]
+            out.append(RunFinal(run_id, sha, test_id, variant, _layer(layer), outcome, last))
+        return out
+
+    def excluded_sources(self) -> list[ExcludedSource]:
+        rows = self._query(
+            "SELECT key, run_id, sha, excluded FROM sources WHERE excluded IS NOT NULL ORDER BY id"
+        )
+        return [ExcludedSource(*row) for row in rows]
+
+    def unjudged_attempts(self) -> int:
+        rows = self._query(
+            "SELECT count(*) FROM attempts a JOIN sources s ON s.id = a.source WHERE s.sha IS NULL"
+        )
+        return int(rows[0][0])
+
+    def attempts(self) -> Iterator[StoredAttempt]:
+        rows = self._query(
+            "SELECT test_id, layer, variant, sha, branch, run_id, attempt, outcome, duration, worker, source "
+            "FROM attempt_rows ORDER BY id"
+        )
+        for row in rows:
+            yield StoredAttempt(*row)
+
+    def close(self) -> None:
+        self._conn.close()

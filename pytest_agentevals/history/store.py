@@ -1,0 +1,105 @@
+"""The storage interface of the history: a few writes, a few aggregate reads.
+
+Everything above this module (the pytest collector, JUnit ingest, the verdicts and the reports) talks
+to a `HistoryStore`, so another backend (a server database, an in-memory store for tests) can replace
+the SQLite file by implementing these methods. `open_store` picks the backend for a path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from .model import Attempt, Source, StoredAttempt
+
+
+@dataclass(frozen=True)
+class VerdictCount:
+    """Passing and failing attempts of one test variant on one commit (skips left out)."""
+
+    test_id: str
+    variant: str
+    layer: str | None
+    sha: str
+    passes: int
+    failures: int
+    last: int  # increases with the most recent attempt stored: orders verdicts by recency
+
+
+@dataclass(frozen=True)
+class RunFinal:
+    """How one test variant ended in one run: the outcome of its last attempt there."""
+
+    run_id: str
+    sha: str
+    test_id: str
+    variant: str
+    layer: str | None
+    outcome: str
+    last: int
+
+
+@dataclass(frozen=True)
+class ExcludedSource:
+    """A source kept in the store but not judged (a session in which nearly every test failed)."""
+
+    key: str
+    run_id: str
+    sha: str | None
+    reason: str
+
+
+class HistoryStore(Protocol):
+    """Where test attempts are kept. Writes are atomic: a batch is stored whole or not at all."""
+
+    @property
+    def location(self) -> str:
+        """Where the store lives, for messages (a file path for SQLite)."""
+        ...
+
+    def append(self, source: Source, attempts: Sequence[Attempt]) -> int:
+        """Store `attempts` under `source`, creating the source on first use. Returns how many."""
+        ...
+
+    def ingest(self, source: Source, attempts: Sequence[Attempt]) -> bool:
+        """Store a whole source once: False (and nothing stored) when its key is already there."""
+        ...
+
+    def has_source(self, key: str) -> bool: ...
+
+    def exclude(self, key: str, reason: str) -> None:
+        """Keep a source's attempts but leave them out of every verdict, saying why."""
+        ...
+
+    def known_tests(self) -> dict[str, str | None]:
+        """Every test id stored, with the layer it was last seen in."""
+        ...
+
+    def verdict_counts(self) -> list[VerdictCount]:
+        """Per (test, variant, commit): passes and failures, from judged sources with a known sha."""
+        ...
+
+    def run_finals(self) -> list[RunFinal]:
+        """Per (run, test, variant): the outcome of the last non-skipped attempt, judged sources only."""
+        ...
+
+    def excluded_sources(self) -> list[ExcludedSource]: ...
+
+    def unjudged_attempts(self) -> int:
+        """How many attempts have no commit sha (kept, never judged)."""
+        ...
+
+    def attempts(self) -> Iterator[StoredAttempt]:
+        """Every attempt with its source's commit and run, oldest first."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def open_store(path: Path) -> HistoryStore:
+    """The store kept at `path` (an SQLite file, created with its folder when missing)."""
+    from .sqlite import SQLiteStore
+
+    return SQLiteStore(path)

@@ -1,0 +1,134 @@
+"""The SQLite history store: atomic writes, idempotent ingest, and broken files named, never lost."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from pytest_agentevals.errors import HistoryError
+from pytest_agentevals.history.model import JUNIT, PYTEST, Attempt, Source
+from pytest_agentevals.history.sqlite import SQLiteStore
+from pytest_agentevals.history.store import open_store
+
+
+def _source(key: str = "pytest:s1", sha: str | None = "c1", run_id: str = "r1") -> Source:
+    return Source(key=key, kind=PYTEST if key.startswith("pytest") else JUNIT, run_id=run_id, sha=sha)
+
+
+def _attempt(
+    test: str = "t.py::a", outcome: str = "passed", number: int = 1, layer: str | None = "step"
+) -> Attempt:
+    return Attempt(test, layer, "", number, outcome, 0.5, "main")
+
+
+def test_attempts_round_trip_with_their_commit_and_run(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "deep" / "h.sqlite")  # the folder is created
+    assert store.append(_source(), [_attempt(), _attempt("t.py::b", "failed", layer=None)]) == 2
+    assert store.append(_source(), [_attempt("t.py::b", "passed", 2, layer=None)]) == 1  # same source
+    rows = list(store.attempts())
+    assert [(r.test_id, r.layer, r.sha, r.run_id, r.attempt, r.outcome, r.worker) for r in rows] == [
+        ("t.py::a", "step", "c1", "r1", 1, "passed", "main"),
+        ("t.py::b", None, "c1", "r1", 1, "failed", "main"),
+        ("t.py::b", None, "c1", "r1", 2, "passed", "main"),
+    ]
+    counts = {(c.test_id, c.sha): (c.passes, c.failures) for c in store.verdict_counts()}
+    assert counts == {("t.py::a", "c1"): (1, 0), ("t.py::b", "c1"): (1, 1)}
+    finals = {f.test_id: f.outcome for f in store.run_finals()}
+    assert finals == {"t.py::a": "passed", "t.py::b": "passed"}
+    store.close()
+
+
+def test_the_file_is_wal_and_readable_by_plain_sqlite(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    store = SQLiteStore(path)
+    store.append(_source(), [_attempt()])
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("SELECT test_id, outcome FROM attempt_rows").fetchall() == [("t.py::a", "passed")]
+    store.close()
+
+
+def test_ingesting_a_source_twice_adds_nothing(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "h.sqlite")
+    assert store.ingest(_source("junit:abc"), [_attempt()]) is True
+    assert store.ingest(_source("junit:abc"), [_attempt(), _attempt()]) is False
+    assert len(list(store.attempts())) == 1
+    # A second handle on the same file (another process, say) sees it too.
+    other = SQLiteStore(tmp_path / "h.sqlite")
+    assert other.has_source("junit:abc")
+    assert other.ingest(_source("junit:abc"), [_attempt()]) is False
+    other.close()
+    store.close()
+
+
+def test_attempts_without_a_sha_are_kept_but_never_judged(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "h.sqlite")
+    store.append(_source(sha=None), [_attempt(), _attempt(outcome="failed", number=2)])
+    assert store.unjudged_attempts() == 2
+    assert store.verdict_counts() == []
+    store.close()
+
+
+def test_an_excluded_source_is_kept_and_says_why(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "h.sqlite")
+    store.append(_source(), [_attempt(outcome="failed")])
+    store.exclude("pytest:s1", "an outage")
+    assert store.verdict_counts() == []
+    assert [(s.key, s.reason) for s in store.excluded_sources()] == [("pytest:s1", "an outage")]
+    assert len(list(store.attempts())) == 1
+    store.close()
+
+
+def test_a_failed_write_rolls_back_whole_and_keeps_what_was_stored(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "h.sqlite")
+    store.append(_source(), [_attempt()])
+    with pytest.raises(HistoryError, match=r"h\.sqlite: cannot write to the history database"):
+        store.append(_source("pytest:s2"), [_attempt("t.py::new"), _attempt(outcome="exploded")])
+    assert [r.test_id for r in store.attempts()] == ["t.py::a"]
+    assert not store.has_source("pytest:s2")
+    # The store still works, and the test rolled back with the batch is not remembered wrongly.
+    store.append(_source("pytest:s3"), [_attempt("t.py::new")])
+    assert [r.test_id for r in store.attempts()] == ["t.py::a", "t.py::new"]
+    store.close()
+
+
+def test_a_corrupt_file_is_one_clear_error_and_is_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    garbage = b"this is not a database, it is a shopping list\n" * 100
+    path.write_bytes(garbage)
+    with pytest.raises(HistoryError) as excinfo:
+        SQLiteStore(path)
+    message = str(excinfo.value)
+    assert str(path) in message
+    assert "file is not a database" in message
+    assert "move the file aside" in message
+    assert "--agentevals-history" in message
+    assert path.read_bytes() == garbage  # never modified, never deleted
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.sqlite"]
+
+
+def test_another_programs_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE recipes (name TEXT)")
+    with pytest.raises(HistoryError, match="not an agentevals history"):
+        SQLiteStore(path)
+    with sqlite3.connect(path) as conn:
+        assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == ["recipes"]
+
+
+def test_a_newer_schema_asks_for_an_upgrade(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    SQLiteStore(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    with pytest.raises(HistoryError, match="newer pytest-agentevals"):
+        SQLiteStore(path)
+
+
+def test_a_directory_in_the_way_is_named(tmp_path: Path) -> None:
+    (tmp_path / "h.sqlite").mkdir()
+    with pytest.raises(HistoryError, match=r"h\.sqlite: cannot open"):
+        SQLiteStore(tmp_path / "h.sqlite")
