@@ -1,0 +1,93 @@
+"""From a store to a flakiness report: verdicts, per-layer metrics, budget decisions, quarantine."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from ..layers import LAYER_NAMES
+from .budgets import BREACH, Decision, budget_for, decide
+from .quarantine import Entry, Quarantine
+from .store import ExcludedSource, HistoryStore
+from .verdicts import FLAKY, FalseRed, LayerMetrics, false_red_of, layer_metrics, verdicts
+
+
+@dataclass(frozen=True)
+class LayerReport:
+    metrics: LayerMetrics
+    decision: Decision
+
+
+@dataclass(frozen=True)
+class FlakinessReport:
+    location: str  # the store's location
+    window: int
+    layers: tuple[LayerReport, ...]
+    false_red: FalseRed  # over every layer (and tests outside the pyramid)
+    quarantined: tuple[Entry, ...]  # entries still in force
+    expired: tuple[Entry, ...]
+    excluded: tuple[ExcludedSource, ...]  # sessions treated as outages
+    unjudged: int  # attempts without a commit sha
+
+    def layer_breaches(self, layers: Iterable[str] = LAYER_NAMES) -> list[str]:
+        """One line per layer among `layers` that is over its budget."""
+        wanted = set(layers)
+        return [
+            f"{r.metrics.layer}: {r.decision.reason}"
+            for r in self.layers
+            if r.metrics.layer in wanted and r.decision.status == BREACH
+        ]
+
+    def expired_breaches(self) -> list[str]:
+        """One line per expired quarantine entry."""
+        return [f"quarantine expired: {entry.describe()}" for entry in self.expired]
+
+    @property
+    def breaches(self) -> list[str]:
+        """Every breach: a layer over its budget, or an expired quarantine entry."""
+        return self.layer_breaches() + self.expired_breaches()
+
+    @property
+    def breached(self) -> bool:
+        return bool(self.breaches)
+
+    def layer(self, name: str) -> LayerReport:
+        for report in self.layers:
+            if report.metrics.layer == name:
+                return report
+        raise KeyError(name)
+
+
+def analyze(
+    store: HistoryStore,
+    budgets: Mapping[str, float],
+    quarantine: Quarantine,
+    today: dt.date,
+) -> FlakinessReport:
+    """The flakiness report of everything in `store`, judged against `budgets` (the resolved
+    `flaky_budget` setting: a rate per layer, min_samples and window)."""
+    window = int(budgets["window"])
+    all_verdicts = verdicts(store.verdict_counts())
+    finals = store.run_finals()
+
+    def ignore(test_id: str) -> bool:
+        return quarantine.protects(test_id, today) is not None
+
+    layers = []
+    for name in LAYER_NAMES:
+        metrics = layer_metrics(name, all_verdicts, finals, window=window, ignore=ignore)
+        budget, min_samples = budget_for(budgets, name)
+        layers.append(LayerReport(metrics, decide(metrics, budget, min_samples)))
+    flaky_keys = {v.key for v in all_verdicts if v.verdict == FLAKY and not ignore(v.test_id)}
+    overall = false_red_of([f for f in finals if not ignore(f.test_id)], flaky_keys, window)
+    return FlakinessReport(
+        location=store.location,
+        window=window,
+        layers=tuple(layers),
+        false_red=overall,
+        quarantined=tuple(e for e in quarantine.entries if not e.expired(today)),
+        expired=tuple(quarantine.expired(today)),
+        excluded=tuple(store.excluded_sources()),
+        unjudged=store.unjudged_attempts(),
+    )
