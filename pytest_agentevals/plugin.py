@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from .errors import ConfigError
+from .history.collector import HistoryCollector
 from .layers import LAYERS
 from .recording.naming import trace_path_for
 from .recording.recorder import Recorder
@@ -51,6 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"agentevals: {exc}") from None
     config.stash[SETTINGS_KEY] = settings
     config.pluginmanager.register(PyramidSummary(), "agentevals-pyramid")
+    config.pluginmanager.register(HistoryCollector.from_config(config, settings), "agentevals-history")
 
 
 def settings_of(config: pytest.Config) -> Settings:

@@ -1,0 +1,27 @@
+"""The test-outcome history: every attempt recorded, verdicts per commit, per-layer flakiness budgets.
+
+`history/` is about test outcomes, not traffic: it never imports `recording/`.
+
+- `store` / `sqlite`: the storage interface and its SQLite file (WAL, `BEGIN IMMEDIATE`);
+- `collector`: the pytest plugin object (xdist-aware: only the controller writes);
+- `junit` / `ingest`: CI results from JUnit XML, reruns included, idempotent;
+- `verdicts` / `stats` / `budgets` / `quarantine` / `analysis`: PASS / FAIL / FLAKY, Wilson
+  intervals, budget decisions;
+- `report`: terminal, JSON and Markdown.
+"""
+
+from .analysis import FlakinessReport, analyze
+from .budgets import FLAKY_EXIT_CODE
+from .model import Attempt, Source, StoredAttempt
+from .store import HistoryStore, open_store
+
+__all__ = [
+    "FLAKY_EXIT_CODE",
+    "Attempt",
+    "FlakinessReport",
+    "HistoryStore",
+    "Source",
+    "StoredAttempt",
+    "analyze",
+    "open_store",
+]
