@@ -61,6 +61,27 @@ class HistoryError(AgentEvalsError):
     """
 
 
+class GoldenError(AgentEvalsError):
+    """A goldens file, step case or key that cannot be used.
+
+    `where` names the file, the line, the case and the key (`goldens/x.yaml:14::step-3 expect.args`).
+    """
+
+    def __init__(self, where: str, problem: str, fix: str = "") -> None:
+        self.where = where
+        self.problem = problem
+        self.fix = fix
+        if fix and "\n" in problem:
+            problem += f"\n  fix: {fix}"
+        elif fix:
+            problem += f" ({fix})"
+        super().__init__(f"{where}: {problem}")
+
+
+class StaleGolden(GoldenError):
+    """A step case whose model request changed since its decision was recorded, with recording off."""
+
+
 class CassetteError(AgentEvalsError):
     """A cassette that cannot be replayed: missing, corrupt or truncated. Names the file and line."""
 

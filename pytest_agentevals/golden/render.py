@@ -1,0 +1,66 @@
+"""A failing case as a person reads it: the expectation and the decision side by side, by field."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+
+from .expectation import Outcome
+from .matchers import Row
+
+FIELD_WIDTH = 22
+VALUE_WIDTH = 44
+MAX_CELL_LINES = 6
+
+
+class StepMismatch(AssertionError):
+    """A decision that does not match its golden; the message is the side-by-side table."""
+
+
+def _cell(text: str, width: int) -> list[str]:
+    lines = textwrap.wrap(text, width, break_long_words=True, replace_whitespace=True, drop_whitespace=False)
+    lines = [line.rstrip() for line in lines] or [""]
+    if len(lines) > MAX_CELL_LINES:
+        lines = [*lines[: MAX_CELL_LINES - 1], lines[MAX_CELL_LINES - 1][: width - 1] + "…"]
+    return lines
+
+
+def table(rows: Sequence[Row]) -> str:
+    """Rows as aligned columns: field, expected, decision, and a mark on the rows that disagree."""
+    head = f"  {'field':<{FIELD_WIDTH}} {'expected':<{VALUE_WIDTH}} {'decision':<{VALUE_WIDTH}}"
+    out = [head.rstrip(), "  " + "-" * (FIELD_WIDTH + 2 * VALUE_WIDTH + 2)]
+    for row in rows:
+        mark = "" if row.ok else "✗" + (f" {row.note}" if row.note else "")
+        field = _cell(row.field, FIELD_WIDTH)
+        expected = _cell(row.expected, VALUE_WIDTH)
+        actual = _cell(row.actual, VALUE_WIDTH)
+        for index in range(max(len(field), len(expected), len(actual))):
+            line = (
+                f"{'>' if index == 0 and not row.ok else ' '} "
+                f"{field[index] if index < len(field) else '':<{FIELD_WIDTH}} "
+                f"{expected[index] if index < len(expected) else '':<{VALUE_WIDTH}} "
+                f"{actual[index] if index < len(actual) else '':<{VALUE_WIDTH}}"
+            )
+            if index == 0 and mark:
+                line += f"  {mark}"
+            out.append(line.rstrip())
+    return "\n".join(out)
+
+
+def explain(label: str, kind: str, outcome: Outcome) -> str:
+    """The whole message of a failing case."""
+    failing = sum(not row.ok for row in outcome.rows)
+    parts = [
+        f"{label}: the decision does not match the golden "
+        f"({kind}; {failing} of {len(outcome.rows)} fields differ)",
+        table(outcome.rows),
+    ]
+    parts.extend(f"  note: {note}" for note in outcome.notes)
+    verdict = outcome.verdict
+    if verdict is not None and not verdict.passed:
+        checks_ok = all(row.ok for row in outcome.rows if row.note != "judge")
+        alone = "; every other check passed, so the judge alone failed this case" if checks_ok else ""
+        parts.append(f"  judge: {verdict.model} failed it{alone}")
+    if outcome.detail:
+        parts.append(textwrap.indent(outcome.detail, "  "))
+    return "\n".join(parts)

@@ -1,0 +1,50 @@
+"""Running one step case: get the decision through the user's harness, with the model call replayed
+or recorded, then check it. Knows nothing of pytest."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..recording.patching import patched
+from ..recording.prices import PriceTable
+from .case import StepCase
+from .cassette import StepCassette
+from .decision import Decision
+from .expectation import Outcome
+from .judge import Judge
+from .store import Exchange
+
+Decide = Callable[[StepCase], Any]
+
+
+@dataclass
+class CaseRun:
+    case: StepCase
+    decision: Decision
+    outcome: Outcome
+    cassette: StepCassette
+
+
+def run_case(
+    case: StepCase,
+    decide: Decide,
+    recorded: Sequence[Exchange] = (),
+    mode: str = "none",
+    judge: Judge | None = None,
+    prices: PriceTable | None = None,
+    label: str | None = None,
+) -> CaseRun:
+    """Decide and check one case. Raises StaleGolden when a request changed and recording is off."""
+    cassette = StepCassette(label or case.label, recorded, mode, prices)
+    with patched(cassette, cassette.label):
+        try:
+            decision = Decision.of(decide(case))
+        except Exception:
+            cassette.raise_if_stale()  # the SDK's error about the refused request is not the story
+            raise
+        cassette.raise_if_stale()
+        outcome = case.expect.check(decision, judge)
+        cassette.raise_if_stale()  # the judge's own call
+    return CaseRun(case, decision, outcome, cassette)
