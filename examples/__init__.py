@@ -1,0 +1,1 @@
+"""Example agents built on pytest-agentevals; importable from the repository root (`examples.taskrunner`)."""

@@ -1,0 +1,77 @@
+"""taskrunner: a small long-running agent on the anthropic SDK, with the six parts of a serious loop.
+
+A step loop with per-step timeouts, compaction at a high-water mark, a token budget, checkpoints at
+verified milestones, a watchdog for stalls and loops, and a supervisor that restarts from the last
+checkpoint. It works through a seeded task list in a scratch workspace with three tools.
+
+Offline it talks to `pytest_agentevals.sim` driven by `ScriptedModel`; with `live=True` to the real
+API (ANTHROPIC_API_KEY). `python -m examples.taskrunner --help` runs it from the command line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import anthropic
+
+from pytest_agentevals.sim import FaultPlan, SimServer
+
+from .harness import AgentState, HarnessConfig, RunResult
+from .policy import ScriptedModel
+from .supervisor import Checkpoint, run_agent
+from .tasks import Task, make_tasks
+
+__all__ = [
+    "AgentState",
+    "Checkpoint",
+    "HarnessConfig",
+    "RunResult",
+    "ScriptedModel",
+    "Task",
+    "make_tasks",
+    "run",
+    "run_agent",
+]
+
+
+def run(
+    tasks: int = 10,
+    *,
+    seed: int = 0,
+    workspace: str | Path | None = None,
+    stream: bool | None = None,
+    stall_at: int | None = None,
+    stall_persists: bool = False,
+    faults: FaultPlan | None = None,
+    live: bool = False,
+    resume: Checkpoint | None = None,
+    config: HarnessConfig | None = None,
+    **overrides: Any,
+) -> RunResult:
+    """Run the agent on `tasks` seeded tasks and return how it went.
+
+    Offline (the default) a `SimServer` plays `ScriptedModel(seed, stall_at=...)`, with `faults`
+    injected on top; `live=True` uses the real API with the key in ANTHROPIC_API_KEY. `overrides` are
+    `HarnessConfig` fields (`compact_at=2000`, `token_budget=50_000`...), as is `stream` when given.
+    Without a `workspace` the run works in a temporary directory.
+    """
+    if stream is not None:
+        overrides["stream"] = stream
+    config = dataclasses.replace(config or HarnessConfig(), **overrides)
+    task_list = make_tasks(tasks, seed)
+    with contextlib.ExitStack() as cleanup:
+        if workspace is None:
+            workspace = cleanup.enter_context(tempfile.TemporaryDirectory(prefix="taskrunner-"))
+        if live:
+            client = anthropic.Anthropic(max_retries=config.max_retries)
+        else:
+            policy = ScriptedModel(seed, stall_at=stall_at, stall_persists=stall_persists)
+            sim = cleanup.enter_context(SimServer(policy, seed=seed, faults=faults))
+            # The sim takes any key; this one only satisfies the SDK's check that there is one.
+            client = anthropic.Anthropic(base_url=sim.url, api_key="sim", max_retries=config.max_retries)
+        with client:
+            return run_agent(client, task_list, workspace, config, resume)

@@ -1,0 +1,251 @@
+"""One attempt of the agent loop: model step, tools, verification and checkpoints, the watchdog,
+compaction at a high-water mark and the token budget. The supervisor (supervisor.py) runs attempts
+and restarts crashed ones from the last checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anthropic
+
+import pytest_agentevals
+
+from . import prompts
+from .model import Turn, call_model
+from .tasks import Task
+from .tools import Toolbox, ToolError
+from .watchdog import Watchdog
+
+
+@dataclass(frozen=True)
+class HarnessConfig:
+    """The harness's knobs. Token counts are as the API reports them (for `compact_at`, the context
+    of the last call: input plus cache creation plus cache read)."""
+
+    model: str = "claude-sonnet-4-6"
+    max_tokens: int = 1024
+    stream: bool = False
+    step_timeout: float = 60.0  # seconds per HTTP attempt of one model call
+    max_retries: int = 2  # the SDK's own retries of one call
+    compact_at: int = 8000  # compact when the last call's context was larger than this
+    token_budget: int | None = None  # stop with budget_exhausted once more tokens than this were spent
+    max_steps: int = 5000  # a hard stop, also reported as budget_exhausted
+    no_progress_steps: int = 20  # watchdog: steps without a newly verified task
+    repeat_limit: int = 4  # watchdog: the same tool call this many times in a row
+    max_restarts: int = 3  # supervisor: restarts from the last checkpoint before giving up
+    prompt_cache: bool = True  # ask the API to cache the prompt (top-level cache_control)
+
+
+@dataclass
+class RunResult:
+    """How a run went. `status` uses the trace's words: ok (every task verified), budget_exhausted,
+    escalated (the watchdog kept firing after restarts) or failed (crashes outlasted the restarts)."""
+
+    status: str
+    steps: int = 0
+    tokens: int = 0
+    restarts: int = 0
+    tasks_done: int = 0
+    tasks_total: int = 0
+    compactions: int = 0
+    watchdog_fires: int = 0
+    tool_calls: list[str] = field(default_factory=list)
+    error: str | None = None
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        text = (
+            f"status={self.status} steps={self.steps} tokens={self.tokens} restarts={self.restarts} "
+            f"tasks={self.tasks_done}/{self.tasks_total} compactions={self.compactions} "
+            f"watchdog={self.watchdog_fires} time={self.seconds:.2f}s"
+        )
+        return text + (f" error={self.error}" if self.error else "")
+
+
+@dataclass
+class AgentState:
+    """What a checkpoint keeps: the verified tasks, in order, and the last compaction summary."""
+
+    verified: list[str] = field(default_factory=list)
+    summary: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"verified": list(self.verified), "summary": self.summary}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AgentState:
+        return cls(verified=[str(t) for t in data.get("verified", [])], summary=data.get("summary"))
+
+
+@dataclass
+class Totals:
+    """What the whole run spent, across restarts (a restart does not give tokens back)."""
+
+    steps: int = 0
+    tokens: int = 0
+    compactions: int = 0
+    watchdog_fires: int = 0
+    tool_calls: list[str] = field(default_factory=list)
+
+
+class BudgetExhausted(Exception):
+    """The run spent its token or step budget."""
+
+
+class WatchdogAbort(Exception):
+    """The watchdog fired again after its nudge: this attempt is abandoned."""
+
+
+class Attempt:
+    """One pass of the loop from a checkpointed state, until done, or an exception ends it."""
+
+    def __init__(
+        self,
+        client: anthropic.Anthropic,
+        tasks: list[Task],
+        workspace: Path,
+        config: HarnessConfig,
+        totals: Totals,
+        on_checkpoint: Callable[[AgentState], None],
+    ) -> None:
+        self.client = client
+        self.tasks = tasks
+        self.workspace = workspace
+        self.config = config
+        self.totals = totals
+        self.on_checkpoint = on_checkpoint
+        self.toolbox = Toolbox(workspace, tasks)
+        self.watchdog = Watchdog(config.no_progress_steps, config.repeat_limit)
+
+    def run(self, state: AgentState) -> None:
+        """Work until every task is verified and the model says it is done."""
+        messages = [self._opening(state)]
+        nudged = False
+        while True:
+            turn = self._call(messages)
+            messages.append({"role": "assistant", "content": turn.content})
+            if turn.tool_uses:
+                results, progressed = self._run_tools(turn.tool_uses, state)
+                messages.append({"role": "user", "content": results})
+            elif len(state.verified) == len(self.tasks):
+                return
+            else:
+                # The model stopped (or was cut off) with work left: say what is left.
+                cut = (
+                    "Your reply was cut off; keep replies short. " if turn.stop_reason == "max_tokens" else ""
+                )
+                reminder = cut + self._progress(state) + " Continue with the next task."
+                messages.append({"role": "user", "content": [{"type": "text", "text": reminder}]})
+                progressed = False
+            calls = [(use["name"], use["input"]) for use in turn.tool_uses]
+            reason = self.watchdog.observe(calls, progressed)
+            if reason is not None:
+                self.totals.watchdog_fires += 1
+                if nudged:
+                    pytest_agentevals.note(
+                        "watchdog fired", reason=reason, action="abort", step=self.totals.steps
+                    )
+                    raise WatchdogAbort(reason)
+                pytest_agentevals.note(
+                    "watchdog fired", reason=reason, action="nudge", step=self.totals.steps
+                )
+                nudge = f"Watchdog: {reason}. Change approach. {self._progress(state)}"
+                messages[-1]["content"].append({"type": "text", "text": nudge})
+                self.watchdog.reset()
+                nudged = True
+            if turn.prompt_tokens > self.config.compact_at:
+                messages = self._compact(messages, turn.prompt_tokens, state)
+
+    # -- steps -----------------------------------------------------------------------------------
+
+    def _call(self, messages: list[dict[str, Any]], compaction: bool = False) -> Turn:
+        if self.totals.steps >= self.config.max_steps:
+            raise BudgetExhausted(f"the step budget ({self.config.max_steps} model calls) is spent")
+        params: dict[str, Any] = {
+            "model": self.config.model,
+            "max_tokens": self.config.max_tokens,
+            "system": prompts.SYSTEM,
+            "tools": prompts.TOOLS,
+            "messages": messages,
+        }
+        if compaction:
+            params["tool_choice"] = {"type": "none"}
+        if self.config.prompt_cache:
+            params["cache_control"] = {"type": "ephemeral"}
+        turn = call_model(self.client, stream=self.config.stream, timeout=self.config.step_timeout, **params)
+        self.totals.steps += 1
+        self.totals.tokens += turn.tokens
+        budget = self.config.token_budget
+        if budget is not None and self.totals.tokens > budget:
+            pytest_agentevals.note("token budget exhausted", budget=budget, spent=self.totals.tokens)
+            raise BudgetExhausted(f"spent {self.totals.tokens} tokens of a budget of {budget}")
+        return turn
+
+    def _run_tools(self, uses: list[dict[str, Any]], state: AgentState) -> tuple[list[dict[str, Any]], bool]:
+        results: list[dict[str, Any]] = []
+        progressed = False
+        for use in uses:
+            name, tool_input = use["name"], use["input"]
+            self.totals.tool_calls.append(f"{name}({json.dumps(tool_input, sort_keys=True)})")
+            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": use["id"]}
+            try:
+                output = self.toolbox.call(name, tool_input)
+            except ToolError as exc:
+                results.append({**result, "content": str(exc), "is_error": True})
+                continue
+            if name == "run_check":
+                progressed = self._verified(output, state) or progressed
+            results.append({**result, "content": output if isinstance(output, str) else json.dumps(output)})
+        return results, progressed
+
+    def _verified(self, outcome: dict[str, Any], state: AgentState) -> bool:
+        """Report a check; at a newly verified task, checkpoint. True when the task is newly verified."""
+        task, passed = str(outcome["task"]), bool(outcome["passed"])
+        new = passed and task not in state.verified
+        if new:
+            state.verified.append(task)
+        progress = len(state.verified) / len(self.tasks)
+        pytest_agentevals.verification(task, passed, progress=progress, detail=outcome["detail"])
+        if new:
+            pytest_agentevals.checkpoint(state.to_dict(), workspace=self.workspace, name=f"{task} verified")
+            self.on_checkpoint(state)
+        return new
+
+    def _compact(
+        self, messages: list[dict[str, Any]], tokens_before: int, state: AgentState
+    ) -> list[dict[str, Any]]:
+        """Summarize the context with a model call and start over from the summary."""
+        last = messages[-1]
+        ask = {**last, "content": [*last["content"], {"type": "text", "text": prompts.COMPACT_REQUEST}]}
+        turn = self._call([*messages[:-1], ask], compaction=True)
+        state.summary = turn.text.strip() or self._progress(state)
+        fresh = [self._opening(state)]
+        tokens_after = _estimate_tokens(prompts.SYSTEM, prompts.TOOLS, fresh)
+        self.totals.compactions += 1
+        pytest_agentevals.compaction(
+            tokens_before=tokens_before, tokens_after=tokens_after, summary=state.summary
+        )
+        return fresh
+
+    # -- text ------------------------------------------------------------------------------------
+
+    def _opening(self, state: AgentState) -> dict[str, Any]:
+        text = prompts.opening(self.tasks, set(state.verified), state.summary)
+        return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+    def _progress(self, state: AgentState) -> str:
+        remaining = [task.id for task in self.tasks if task.id not in state.verified]
+        return prompts.progress_line(
+            len(state.verified), len(self.tasks), remaining[0] if remaining else None
+        )
+
+
+def _estimate_tokens(*parts: Any) -> int:
+    # The new context's size before any call measures it: about four characters a token.
+    return math.ceil(len(json.dumps(parts, separators=(",", ":"))) / 4)

@@ -1,0 +1,138 @@
+"""The supervisor: runs attempts of the loop and, when one crashes (the SDK gave up, a stream broke,
+the watchdog aborted), restores the last checkpoint, state and workspace both, and starts again, up
+to a number of restarts. It also sets how the run ended on the recorder, when one records.
+"""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anthropic
+
+import pytest_agentevals
+
+from .harness import AgentState, Attempt, BudgetExhausted, HarnessConfig, RunResult, Totals, WatchdogAbort
+from .tasks import Task
+
+# Marks a directory as this agent's workspace, so restoring a checkpoint never wipes anything else.
+MARKER = ".taskrunner-workspace"
+
+
+@dataclass
+class Checkpoint:
+    """A resumable point: the agent's state and the workspace's files (path -> text)."""
+
+    state: AgentState = field(default_factory=AgentState)
+    files: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def capture(cls, state: AgentState, workspace: Path) -> Checkpoint:
+        files = {
+            path.relative_to(workspace).as_posix(): path.read_text(encoding="utf-8")
+            for path in sorted(workspace.rglob("*"))
+            if path.is_file() and path.name != MARKER
+        }
+        return cls(copy.deepcopy(state), files)
+
+    @classmethod
+    def from_event(cls, event: Mapping[str, Any]) -> Checkpoint:
+        """A checkpoint event of a trace (its state, and its workspace snapshot's file texts)."""
+        snapshot = event.get("workspace") or {}
+        files = {path: entry["text"] for path, entry in snapshot.get("files", {}).items() if "text" in entry}
+        return cls(AgentState.from_dict(dict(event.get("state", {}))), files)
+
+    def restore(self, workspace: Path) -> AgentState:
+        """Make the workspace hold exactly this checkpoint's files; a fresh copy of its state."""
+        for entry in workspace.iterdir():
+            if entry.name == MARKER:
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+        for relative, text in self.files.items():
+            target = workspace / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        return copy.deepcopy(self.state)
+
+
+def prepare_workspace(workspace: str | Path) -> Path:
+    """Create the workspace, or accept an empty one or one of ours; refuse any other directory."""
+    root = Path(workspace)
+    root.mkdir(parents=True, exist_ok=True)
+    if not (root / MARKER).exists() and any(root.iterdir()):
+        raise ValueError(
+            f"{root} is not empty and is not a taskrunner workspace; give an empty or new directory "
+            "(the agent replaces the workspace's files when it restores a checkpoint)"
+        )
+    (root / MARKER).touch()
+    return root.resolve()
+
+
+def run_agent(
+    client: anthropic.Anthropic,
+    tasks: list[Task],
+    workspace: str | Path,
+    config: HarnessConfig | None = None,
+    resume: Checkpoint | None = None,
+) -> RunResult:
+    """Run the agent on `tasks` until done, out of budget, or out of restarts."""
+    config = config or HarnessConfig()
+    root = prepare_workspace(workspace)
+    totals = Totals()
+    last = resume or Checkpoint()
+    restarts = 0
+    status: str | None = None
+    error: str | None = None
+    started = time.perf_counter()
+
+    def keep(state: AgentState) -> None:
+        nonlocal last
+        last = Checkpoint.capture(state, root)
+
+    state = last.restore(root)
+    while status is None:
+        try:
+            Attempt(client, tasks, root, config, totals, keep).run(state)
+            status = "ok"
+        except BudgetExhausted as exc:
+            status, error = "budget_exhausted", str(exc)
+        except Exception as exc:
+            why = f"{type(exc).__name__}: {exc}"
+            if restarts >= config.max_restarts:
+                status = "escalated" if isinstance(exc, WatchdogAbort) else "failed"
+                error = why
+                pytest_agentevals.note("giving up", reason=why, restarts=restarts)
+                break
+            restarts += 1
+            pytest_agentevals.note(
+                "restarting from the last checkpoint",
+                reason=why,
+                restarts=restarts,
+                verified=len(last.state.verified),
+            )
+            state = last.restore(root)
+    assert status is not None
+    recorder = pytest_agentevals.current_recorder()
+    if recorder is not None:
+        recorder.end(status)
+    return RunResult(
+        status=status,
+        steps=totals.steps,
+        tokens=totals.tokens,
+        restarts=restarts,
+        tasks_done=len(last.state.verified),
+        tasks_total=len(tasks),
+        compactions=totals.compactions,
+        watchdog_fires=totals.watchdog_fires,
+        tool_calls=totals.tool_calls,
+        error=error,
+        seconds=time.perf_counter() - started,
+    )
