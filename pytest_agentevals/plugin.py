@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from .errors import ConfigError
+from .golden.layer import StepLayer
 from .history.collector import HistoryCollector
 from .layers import LAYERS
 from .recording.naming import trace_path_for
@@ -52,6 +53,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"agentevals: {exc}") from None
     config.stash[SETTINGS_KEY] = settings
     config.pluginmanager.register(PyramidSummary(), "agentevals-pyramid")
+    config.pluginmanager.register(StepLayer(settings), "agentevals-step")
     config.pluginmanager.register(HistoryCollector.from_config(config, settings), "agentevals-history")
 
 

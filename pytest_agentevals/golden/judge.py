@@ -77,7 +77,6 @@ def anthropic_judge(client: Any = None) -> Judge:
         message = client.messages.create(
             model=model,
             max_tokens=300,
-            temperature=0,
             system=JUDGE_SYSTEM,
             messages=[{"role": "user", "content": f"Rubric:\n{spec.rubric}\n\nSummary:\n{summary}"}],
         )
