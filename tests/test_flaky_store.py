@@ -35,8 +35,25 @@ def test_attempts_round_trip_with_their_commit_and_run(tmp_path: Path) -> None:
     ]
     counts = {(c.test_id, c.sha): (c.passes, c.failures) for c in store.verdict_counts()}
     assert counts == {("t.py::a", "c1"): (1, 0), ("t.py::b", "c1"): (1, 1)}
-    finals = {f.test_id: f.outcome for f in store.run_finals()}
-    assert finals == {"t.py::a": "passed", "t.py::b": "passed"}
+    assert store.failing_finals() == []  # t.py::b failed, then passed on its rerun
+    assert store.flaky_keys() == {("t.py::b", "", "c1")}
+    assert sorted((r.run_id, r.layer or "") for r in store.run_layers()) == [("r1", ""), ("r1", "step")]
+    store.close()
+
+
+def test_verdict_counts_can_keep_only_the_most_recent_of_each_layer(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "h.sqlite")
+    for i in range(5):
+        store.append(_source(f"pytest:s{i}", sha=f"c{i}"), [_attempt(layer="step"), _attempt(layer="replay")])
+    everything = store.verdict_counts()
+    assert [c.sha for c in everything if c.layer == "step"] == ["c4", "c3", "c2", "c1", "c0"]
+    recent = store.verdict_counts(per_layer=2)
+    assert sorted((c.layer, c.sha) for c in recent) == [
+        ("replay", "c3"),
+        ("replay", "c4"),
+        ("step", "c3"),
+        ("step", "c4"),
+    ]
     store.close()
 
 

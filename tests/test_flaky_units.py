@@ -13,7 +13,7 @@ from pytest_agentevals.errors import ConfigError
 from pytest_agentevals.history import ci_env, quarantine
 from pytest_agentevals.history.budgets import BREACH, NOT_ENOUGH_DATA, OK, WARN, decide
 from pytest_agentevals.history.stats import demonstrated_upper, wilson
-from pytest_agentevals.history.store import RunFinal, VerdictCount
+from pytest_agentevals.history.store import RunFinal, RunLayer, VerdictCount
 from pytest_agentevals.history.variant import canonical, from_properties
 from pytest_agentevals.history.verdicts import FAIL, FLAKY, PASS, layer_metrics, verdict_of, verdicts
 
@@ -70,10 +70,10 @@ def test_layer_metrics_keep_a_window_of_recent_verdicts_and_name_the_worst() -> 
     # 10 old FLAKY verdicts fall out of a window of 40 once 40 clean ones come after them.
     old = _counts("resume", 10, 10, start=0)
     new = _counts("resume", 40, 0, start=100)
-    metrics = layer_metrics("resume", verdicts(old + new), [], window=40)
+    metrics = layer_metrics("resume", verdicts(old + new), window=40)
     assert (metrics.verdicts, metrics.flaky) == (40, 0)
     assert metrics.demonstrated == pytest.approx(demonstrated_upper(40))
-    wide = layer_metrics("resume", verdicts(old + new), [], window=50)
+    wide = layer_metrics("resume", verdicts(old + new), window=50)
     assert (wide.verdicts, wide.flaky) == (50, 10)
     assert wide.demonstrated is None
     assert wide.offenders[0].flaky == 2
@@ -82,7 +82,7 @@ def test_layer_metrics_keep_a_window_of_recent_verdicts_and_name_the_worst() -> 
 
 def test_quarantined_tests_are_left_out_of_the_numbers() -> None:
     counts = _counts("step", 5, 5, test="bad") + _counts("step", 5, 0, test="good", start=10)
-    metrics = layer_metrics("step", verdicts(counts), [], window=200, ignore=lambda t: t.startswith("bad"))
+    metrics = layer_metrics("step", verdicts(counts), window=200, ignore=lambda t: t.startswith("bad"))
     assert (metrics.verdicts, metrics.flaky) == (5, 0)
 
 
@@ -92,22 +92,25 @@ def test_false_red_counts_runs_red_only_because_of_flaky_tests() -> None:
         VerdictCount("broken", "", "resume", "c2", 0, 1, 2),
         VerdictCount("flaky", "", "resume", "c2", 1, 0, 3),
     ]
-    finals = [
+    run_layers = [RunLayer(run, "resume", last) for run, last in (("r1", 1), ("r2", 2), ("r3", 4))]
+    failing = [
         RunFinal("r1", "c1", "flaky", "", "resume", "failed", 1),  # red, only because of a flaky test
-        RunFinal("r2", "c1", "flaky", "", "resume", "passed", 2),  # green
         RunFinal("r3", "c2", "broken", "", "resume", "failed", 3),  # red for real
-        RunFinal("r3", "c2", "flaky", "", "resume", "passed", 4),
     ]
-    fr = layer_metrics("resume", verdicts(counts), finals, window=200).false_red
+    metrics = layer_metrics("resume", verdicts(counts), window=200, run_layers=run_layers, failing=failing)
+    fr = metrics.false_red
     assert (fr.runs, fr.red, fr.false_red) == (3, 2, 1)
     assert fr.rate == pytest.approx(1 / 3)
+    # Only the window's most recent runs count: r3 and r2, of which r3 went red for real.
+    recent = layer_metrics("resume", verdicts(counts), window=2, run_layers=run_layers, failing=failing)
+    assert (recent.false_red.runs, recent.false_red.red, recent.false_red.false_red) == (2, 1, 0)
 
 
 # -- budget decisions, with their numbers ----------------------------------------------------------
 
 
 def _decide(layer: str, n: int, k: int, budget: float, min_samples: int = 30) -> tuple[str, str]:
-    metrics = layer_metrics(layer, verdicts(_counts(layer, n, k)), [], window=1000)
+    metrics = layer_metrics(layer, verdicts(_counts(layer, n, k)), window=1000)
     decision = decide(metrics, budget, min_samples)
     return decision.status, decision.reason
 

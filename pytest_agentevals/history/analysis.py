@@ -10,7 +10,7 @@ from ..layers import LAYER_NAMES
 from .budgets import BREACH, Decision, budget_for, decide
 from .quarantine import Entry, Quarantine
 from .store import ExcludedSource, HistoryStore
-from .verdicts import FLAKY, FalseRed, LayerMetrics, false_red_of, layer_metrics, verdicts
+from .verdicts import FalseRed, LayerMetrics, false_red_of, layer_metrics, recent_runs, verdicts
 
 
 @dataclass(frozen=True)
@@ -68,25 +68,41 @@ def analyze(
     """The flakiness report of everything in `store`, judged against `budgets` (the resolved
     `flaky_budget` setting: a rate per layer, min_samples and window)."""
     window = int(budgets["window"])
-    all_verdicts = verdicts(store.verdict_counts())
-    finals = store.run_finals()
+    today_entries = [e for e in quarantine.entries if not e.expired(today)]
+    ignored: dict[str, bool] = {}
 
     def ignore(test_id: str) -> bool:
-        return quarantine.protects(test_id, today) is not None
+        if not today_entries:
+            return False
+        if test_id not in ignored:
+            ignored[test_id] = any(entry.matches(test_id) for entry in today_entries)
+        return ignored[test_id]
 
+    # Quarantined tests are left out after the query, so their verdicts must not use up a window.
+    all_verdicts = verdicts(store.verdict_counts(None if today_entries else window))
+    flaky = store.flaky_keys()
+    run_layers = store.run_layers()
+    failing = store.failing_finals()
     layers = []
     for name in LAYER_NAMES:
-        metrics = layer_metrics(name, all_verdicts, finals, window=window, ignore=ignore)
+        metrics = layer_metrics(
+            name,
+            all_verdicts,
+            window=window,
+            run_layers=run_layers,
+            failing=failing,
+            flaky=flaky,
+            ignore=ignore,
+        )
         budget, min_samples = budget_for(budgets, name)
         layers.append(LayerReport(metrics, decide(metrics, budget, min_samples)))
-    flaky_keys = {v.key for v in all_verdicts if v.verdict == FLAKY and not ignore(v.test_id)}
-    overall = false_red_of([f for f in finals if not ignore(f.test_id)], flaky_keys, window)
+    overall = false_red_of(recent_runs(run_layers, window), failing, flaky, ignore)
     return FlakinessReport(
         location=store.location,
         window=window,
         layers=tuple(layers),
         false_red=overall,
-        quarantined=tuple(e for e in quarantine.entries if not e.expired(today)),
+        quarantined=tuple(today_entries),
         expired=tuple(quarantine.expired(today)),
         excluded=tuple(store.excluded_sources()),
         unjudged=store.unjudged_attempts(),

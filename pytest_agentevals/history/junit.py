@@ -21,10 +21,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from xml.etree.ElementTree import ParseError
 
-from junitparser import JUnitXmlError, Properties, TestCase
-from junitparser.junitparser import Element, Error, Failure, Skipped
+from junitparser import JUnitXmlError, Properties, Property, TestCase
+from junitparser.junitparser import Error, Failure, Skipped
 from junitparser.xunit2 import FlakyError, FlakyFailure, JUnitXml, RerunError, RerunFailure
 
 from ..errors import HistoryError
@@ -33,13 +34,18 @@ from .variant import LAYER_PROPERTY, VARIANT_PREFIX, VARIANT_PROPERTY, from_prop
 
 SOURCE_PROPERTY = "agentevals_source"  # a testsuite property: the pytest session that wrote the file
 
-# Attempts that came before the one the testcase records (it failed, then passed on a rerun)...
-_BEFORE = {FlakyFailure: FAILED, FlakyError: ERROR}
+# The tags of a testcase's children, as junitparser names them. What the testcase itself records...
+_FINAL = {Failure._tag: FAILED, Error._tag: ERROR, Skipped._tag: SKIPPED}
+# ...attempts that came before it (it failed, then passed on a rerun)...
+_BEFORE = {FlakyFailure._tag: FAILED, FlakyError._tag: ERROR}
 # ...and after it (the testcase's own failure came first, then failing reruns).
-_AFTER = {RerunFailure: FAILED, RerunError: ERROR}
+_AFTER = {RerunFailure._tag: FAILED, RerunError._tag: ERROR}
+_PROPERTIES = Properties._tag
+_PROPERTY = Property._tag
+_RANK = {PASSED: 0, SKIPPED: 1, ERROR: 2, FAILED: 3}
 
 
-@dataclass
+@dataclass(slots=True)
 class Case:
     """One test in a JUnit file, with every attempt it made there in order."""
 
@@ -58,29 +64,29 @@ class JUnitFile:
     cases: list[Case]
 
 
-def _seconds(case: TestCase) -> float:
-    try:
-        value = case.time
-    except (ValueError, TypeError):
+def _seconds(raw: str | None) -> float:
+    if not raw:
         return 0.0
-    return float(value) if value else 0.0
+    try:
+        return float(raw)
+    except ValueError:
+        try:
+            return float(raw.replace(",", ""))  # "1,234.5", as some tools write it
+        except ValueError:
+            return 0.0
 
 
-def _properties(element: Element) -> Properties | None:
-    props: Properties | None = element.child(Properties)  # type: ignore[no-untyped-call]
-    return props
-
-
-def _variant(case: TestCase) -> tuple[str | None, str]:
-    """(layer, variant) from the properties the plugin wrote into a testcase, if any."""
-    props = _properties(case)
-    if props is None:
-        return None, ""
+def _variant(properties: Any) -> tuple[str | None, str]:
+    """(layer, variant) from a testcase's <properties> element, as the plugin writes them."""
+    if len(properties) == 1 and properties[0].get("name") == LAYER_PROPERTY:
+        return properties[0].get("value") or None, ""  # the common case: a layer, no variant
     ours = []
-    for prop in props:
-        name = prop.name or ""
+    for prop in properties:
+        if prop.tag != _PROPERTY:
+            continue
+        name = prop.get("name") or ""
         if name in (LAYER_PROPERTY, VARIANT_PROPERTY) or name.startswith(VARIANT_PREFIX):
-            ours.append((name, prop.value or ""))
+            ours.append((name, prop.get("value") or ""))
     return from_properties(ours)
 
 
@@ -115,44 +121,52 @@ def parse(path: Path, data: bytes, digest: str) -> JUnitFile:
     source: str | None = None
     by_test: dict[tuple[str, str], Case] = {}
     for suite in xml:
-        for prop in _properties(suite) or ():
+        props = suite.child(Properties)  # type: ignore[no-untyped-call]
+        for prop in props or ():
             if prop.name == SOURCE_PROPERTY:
                 source = prop.value
-        for case in suite:
+        # junitparser wraps every testcase, and every child of one, in a new object as it hands them
+        # out; ingest reads hundreds of thousands of testcases, so it walks the suite's own
+        # ElementTree elements (nested suites included) once instead.
+        for case in suite._elem.iter(TestCase._tag):
             _add(by_test, case)
     return JUnitFile(path, digest, source, list(by_test.values()))
 
 
-def _add(by_test: dict[tuple[str, str], Case], case: TestCase) -> None:
-    classname: str = case.classname or ""
-    name: str = case.name or ""
+def _add(by_test: dict[tuple[str, str], Case], elem: Any) -> None:
+    """Add the attempts one <testcase> element records."""
+    classname: str = elem.get("classname") or ""
+    name: str = elem.get("name") or ""
     final = PASSED
     before: list[str] = []
     after: list[str] = []
-    for entry in case:
-        kind = type(entry)
-        if kind is Failure:
-            final = FAILED
-        elif kind is Error:
-            final = final if final == FAILED else ERROR
-        elif kind is Skipped:
-            final = final if final in (FAILED, ERROR) else SKIPPED
-        elif kind in _BEFORE:
-            before.append(_BEFORE[kind])
-        elif kind in _AFTER:
-            after.append(_AFTER[kind])
+    properties = None
+    for child in elem:
+        tag = child.tag
+        if tag == _PROPERTIES:
+            properties = child
+        elif tag in _FINAL:
+            if _RANK[_FINAL[tag]] > _RANK[final]:
+                final = _FINAL[tag]
+        elif tag in _BEFORE:
+            before.append(_BEFORE[tag])
+        elif tag in _AFTER:
+            after.append(_AFTER[tag])
     key = (classname, name)
     known = by_test.get(key)
     if known is None:
-        layer, variant = _variant(case)
+        layer, variant = (None, "") if properties is None else _variant(properties)
         known = by_test[key] = Case(classname, name, layer, variant)
     elif known.outcomes and known.outcomes[-1][0] == PASSED:
         # An earlier record of the same test that passed was rerun, so it did not pass: pytest's
         # junitxml leaves the records of rerun attempts empty.
         known.outcomes[-1] = (FAILED, known.outcomes[-1][1])
-    known.outcomes.extend((outcome, 0.0) for outcome in before)
-    known.outcomes.append((final, _seconds(case)))
-    known.outcomes.extend((outcome, 0.0) for outcome in after)
+    outcomes = known.outcomes
+    if before:
+        outcomes.extend((outcome, 0.0) for outcome in before)
+    outcomes.append((final, _seconds(elem.get("time"))))
+    if after:
+        outcomes.extend((outcome, 0.0) for outcome in after)
 
 
 _PY_FILE = re.compile(r"(^test_.*|.*_test)$")
@@ -180,9 +194,12 @@ class TestIds:
             return found
         module = self._module(classname)
         if module is None:
-            return f"{classname}::{name}" if classname else name
-        path, classes = module
-        return "::".join([path, *classes, name])
+            found = f"{classname}::{name}" if classname else name
+        else:
+            path, classes = module
+            found = "::".join([path, *classes, name])
+        self._by_junit[(classname, name)] = found  # the same tests come back in every file
+        return found
 
     def layer(self, nodeid: str) -> str | None:
         return self.known.get(nodeid)

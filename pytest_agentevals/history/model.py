@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 # What one attempt ended as. "error" is a failure outside the test body (setup or teardown); both
 # "failed" and "error" count as a failure for verdicts. "skipped" (and a genuine xfail) is no signal.
@@ -18,9 +18,11 @@ PYTEST: Final = "pytest"  # a source recorded live by the pytest plugin
 JUNIT: Final = "junit"  # a source ingested from a JUnit XML file
 
 
-@dataclass(frozen=True)
-class Attempt:
-    """One run of one test: setup, call and teardown, or one rerun of them."""
+class Attempt(NamedTuple):
+    """One run of one test: setup, call and teardown, or one rerun of them.
+
+    A named tuple rather than a dataclass: ingest builds hundreds of thousands of them.
+    """
 
     test_id: str  # the pytest node id, e.g. tests/test_agent.py::test_plan[3]
     layer: str | None  # step, replay, resume, marathon, or None for a test outside the pyramid

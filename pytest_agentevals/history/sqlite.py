@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import HistoryError
 from .model import SKIPPED, Attempt, Source, StoredAttempt
-from .store import ExcludedSource, RunFinal, VerdictCount
+from .store import ExcludedSource, RunFinal, RunLayer, VerdictCount
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_SECONDS = 30.0
@@ -64,6 +64,10 @@ _FIX = (
 )
 
 TestKey = tuple[str, str, str]  # test_id, variant, layer ('' outside the pyramid)
+
+# The attempts a verdict is made of: from a source that is not excluded, on a known commit, and not
+# skipped (the one parameter of a query using it).
+_JUDGED = "s.excluded IS NULL AND s.sha IS NOT NULL AND a.outcome != ?"
 
 
 def _layer(value: str) -> str | None:
@@ -169,9 +173,8 @@ class SQLiteStore:
         rows = self._conn.execute("SELECT id, test_id, variant, layer FROM tests")
         self._tests = {(test_id, variant, layer): key for key, test_id, variant, layer in rows}
 
-    def _test_key(self, cur: sqlite3.Cursor, attempt: Attempt, new: dict[TestKey, int]) -> int:
-        key = (attempt.test_id, attempt.variant, attempt.layer or "")
-        found = self._tests.get(key) or new.get(key)
+    def _new_test(self, cur: sqlite3.Cursor, key: TestKey, new: dict[TestKey, int]) -> int:
+        found = new.get(key)
         if found is not None:
             return found
         cur.execute("INSERT OR IGNORE INTO tests (test_id, variant, layer) VALUES (?, ?, ?)", key)
@@ -197,10 +200,12 @@ class SQLiteStore:
                 (source.key, source.kind, source.run_id, source.sha, source.branch, source.path, time.time()),
             )
             source_id = int(cur.lastrowid or 0)
-        rows = [
-            (source_id, self._test_key(cur, a, new), a.attempt, a.outcome, a.duration, a.worker)
-            for a in attempts
-        ]
+        known = self._tests
+        rows = []
+        for test_id, layer, variant, number, outcome, duration, worker in attempts:
+            key = (test_id, variant, layer or "")
+            test = known.get(key) or self._new_test(cur, key, new)
+            rows.append((source_id, test, number, outcome, duration, worker))
         cur.executemany(
             "INSERT INTO attempts (source, test, attempt, outcome, duration, worker) "
             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -260,14 +265,19 @@ class SQLiteStore:
         rows = self._query("SELECT test_id, layer FROM tests ORDER BY id")
         return {test_id: _layer(layer) for test_id, layer in rows}
 
-    def verdict_counts(self) -> list[VerdictCount]:
+    def verdict_counts(self, per_layer: int | None = None) -> list[VerdictCount]:
         tests = self._tests_by_id()
+        grouped = (
+            "SELECT a.test AS test, s.sha AS sha, sum(a.outcome = 'passed') AS passes, "
+            "sum(a.outcome != 'passed') AS failures, max(a.id) AS last, "
+            "row_number() OVER (PARTITION BY t.layer ORDER BY max(a.id) DESC) AS recency "
+            "FROM attempts a JOIN sources s ON s.id = a.source JOIN tests t ON t.id = a.test "
+            f"WHERE {_JUDGED} GROUP BY a.test, s.sha"
+        )
         rows = self._query(
-            "SELECT a.test, s.sha, sum(a.outcome = 'passed'), sum(a.outcome != 'passed'), max(a.id) "
-            "FROM attempts a JOIN sources s ON s.id = a.source "
-            "WHERE s.excluded IS NULL AND s.sha IS NOT NULL AND a.outcome != ? "
-            "GROUP BY a.test, s.sha",
-            (SKIPPED,),
+            f"SELECT test, sha, passes, failures, last FROM ({grouped}) "
+            "WHERE ? IS NULL OR recency <= ? ORDER BY last DESC",
+            (SKIPPED, per_layer, per_layer),
         )
         out = []
         for test, sha, passes, failures, last in rows:
@@ -275,16 +285,34 @@ class SQLiteStore:
             out.append(VerdictCount(test_id, variant, _layer(layer), sha, passes, failures, last))
         return out
 
-    def run_finals(self) -> list[RunFinal]:
+    def flaky_keys(self) -> set[tuple[str, str, str]]:
         tests = self._tests_by_id()
-        # SQLite takes the bare columns (sha, outcome) from the row holding max(a.id).
         rows = self._query(
-            "SELECT s.run_id, s.sha, a.test, a.outcome, max(a.id) "
-            "FROM attempts a JOIN sources s ON s.id = a.source "
-            "WHERE s.excluded IS NULL AND s.sha IS NOT NULL AND a.outcome != ? "
-            "GROUP BY s.run_id, a.test",
+            "SELECT a.test, s.sha FROM attempts a JOIN sources s ON s.id = a.source "
+            f"WHERE {_JUDGED} GROUP BY a.test, s.sha "
+            "HAVING sum(a.outcome = 'passed') > 0 AND sum(a.outcome != 'passed') > 0",
             (SKIPPED,),
         )
+        return {(tests[test][0], tests[test][1], sha) for test, sha in rows}
+
+    def run_layers(self) -> list[RunLayer]:
+        rows = self._query(
+            "SELECT s.run_id, t.layer, max(a.id) "
+            "FROM attempts a JOIN sources s ON s.id = a.source JOIN tests t ON t.id = a.test "
+            f"WHERE {_JUDGED} GROUP BY s.run_id, t.layer",
+            (SKIPPED,),
+        )
+        return [RunLayer(run_id, _layer(layer), last) for run_id, layer, last in rows]
+
+    def failing_finals(self) -> list[RunFinal]:
+        tests = self._tests_by_id()
+        # SQLite takes the bare columns (sha, outcome) from the row holding max(a.id).
+        finals = (
+            "SELECT s.run_id AS run_id, s.sha AS sha, a.test AS test, a.outcome AS outcome, "
+            "max(a.id) AS last FROM attempts a JOIN sources s ON s.id = a.source "
+            f"WHERE {_JUDGED} GROUP BY s.run_id, a.test"
+        )
+        rows = self._query(f"SELECT * FROM ({finals}) WHERE outcome != 'passed'", (SKIPPED,))
         out = []
         for run_id, sha, test, outcome, last in rows:
             test_id, variant, layer = tests[test]

@@ -29,6 +29,15 @@ class VerdictCount:
 
 
 @dataclass(frozen=True)
+class RunLayer:
+    """A run that ran (non-skipped) tests of a layer; `last` orders runs by recency."""
+
+    run_id: str
+    layer: str | None
+    last: int
+
+
+@dataclass(frozen=True)
 class RunFinal:
     """How one test variant ended in one run: the outcome of its last attempt there."""
 
@@ -77,12 +86,21 @@ class HistoryStore(Protocol):
         """Every test id stored, with the layer it was last seen in."""
         ...
 
-    def verdict_counts(self) -> list[VerdictCount]:
-        """Per (test, variant, commit): passes and failures, from judged sources with a known sha."""
+    def verdict_counts(self, per_layer: int | None = None) -> list[VerdictCount]:
+        """Per (test, variant, commit): passes and failures, from judged sources with a known sha,
+        the most recent first; with `per_layer`, only that many of the most recent of each layer."""
         ...
 
-    def run_finals(self) -> list[RunFinal]:
-        """Per (run, test, variant): the outcome of the last non-skipped attempt, judged sources only."""
+    def flaky_keys(self) -> set[tuple[str, str, str]]:
+        """(test id, variant, sha) of every judged group with both a pass and a failure."""
+        ...
+
+    def run_layers(self) -> list[RunLayer]:
+        """Per (run, layer): the runs of judged sources, with their recency."""
+        ...
+
+    def failing_finals(self) -> list[RunFinal]:
+        """Per (run, test, variant) whose last non-skipped attempt failed, judged sources only."""
         ...
 
     def excluded_sources(self) -> list[ExcludedSource]: ...

@@ -12,9 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from .model import FAILING
 from .stats import Interval, demonstrated_upper, wilson
-from .store import RunFinal, VerdictCount
+from .store import RunFinal, RunLayer, VerdictCount
 
 PASS: Final = "PASS"
 FAIL: Final = "FAIL"
@@ -108,36 +107,52 @@ class LayerMetrics:
         return demonstrated_upper(self.verdicts) if self.verdicts and not self.flaky else None
 
 
-def false_red_of(finals: Iterable[RunFinal], flaky: set[VerdictKey], window: int) -> FalseRed:
-    """Of the `window` most recent runs in `finals`: how many went red, and how many only because
-    every test that failed there was FLAKY on that commit (the `flaky` verdict keys)."""
-    by_run: dict[str, list[RunFinal]] = defaultdict(list)
-    for final in finals:
-        by_run[final.run_id].append(final)
-    recent = sorted(by_run.values(), key=lambda rows: max(r.last for r in rows), reverse=True)[:window]
+def recent_runs(run_layers: Iterable[RunLayer], window: int, layer: str | None = None) -> list[str]:
+    """The `window` most recent runs that ran tests of `layer` (of any layer when it is None)."""
+    last: dict[str, int] = {}
+    for row in run_layers:
+        if layer is None or row.layer == layer:
+            last[row.run_id] = max(row.last, last.get(row.run_id, row.last))
+    return sorted(last, key=last.__getitem__, reverse=True)[:window]
+
+
+def false_red_of(
+    runs: Iterable[str],
+    failing: Iterable[RunFinal],
+    flaky: set[VerdictKey],
+    ignore: Callable[[str], bool] = lambda test_id: False,
+) -> FalseRed:
+    """Of `runs`: how many went red (a test's last attempt there failed, among `failing`), and how
+    many only because every test that failed there was FLAKY on that commit (the `flaky` keys)."""
+    wanted = list(runs)
+    red_tests: dict[str, list[RunFinal]] = {run_id: [] for run_id in wanted}
+    for final in failing:
+        if final.run_id in red_tests and not ignore(final.test_id):
+            red_tests[final.run_id].append(final)
     red = false_red = 0
-    for rows in recent:
-        failing = [r for r in rows if r.outcome in FAILING]
-        if failing:
+    for rows in red_tests.values():
+        if rows:
             red += 1
-            if all((r.test_id, r.variant, r.sha) in flaky for r in failing):
+            if all((r.test_id, r.variant, r.sha) in flaky for r in rows):
                 false_red += 1
-    return FalseRed(len(recent), red, false_red)
+    return FalseRed(len(wanted), red, false_red)
 
 
 def layer_metrics(
     layer: str,
     all_verdicts: Iterable[Verdict],
-    finals: Iterable[RunFinal],
     *,
     window: int,
+    run_layers: Iterable[RunLayer] = (),
+    failing: Iterable[RunFinal] = (),
+    flaky: set[VerdictKey] | None = None,
     ignore: Callable[[str], bool] = lambda test_id: False,
     offenders: int = 5,
 ) -> LayerMetrics:
     """A layer's metrics over its `window` most recent verdicts (and runs), leaving out the tests
-    `ignore` says (quarantined ones). `all_verdicts` must be sorted most recent first."""
+    `ignore` says (quarantined ones). `all_verdicts` must be sorted most recent first; `flaky` (the
+    FLAKY keys of all time, for false-red runs) defaults to those among `all_verdicts`."""
     mine = [v for v in all_verdicts if v.layer == layer and not ignore(v.test_id)]
-    flaky_keys = {v.key for v in mine if v.verdict == FLAKY}
     recent = mine[:window]
     k = sum(1 for v in recent if v.verdict == FLAKY)
     per_test: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
@@ -150,12 +165,15 @@ def layer_metrics(
         (Offender(t, var, f, n) for (t, var), (f, n) in per_test.items() if f),
         key=lambda o: (-o.flaky, -o.flaky / o.verdicts, o.test_id, o.variant),
     )[:offenders]
-    layer_finals = [f for f in finals if f.layer == layer and not ignore(f.test_id)]
+    if flaky is None:
+        flaky = {v.key for v in mine if v.verdict == FLAKY}
+    runs = recent_runs(run_layers, window, layer)
+    layer_failing = (f for f in failing if f.layer == layer)
     return LayerMetrics(
         layer=layer,
         verdicts=len(recent),
         flaky=k,
         interval=wilson(k, len(recent)),
-        false_red=false_red_of(layer_finals, flaky_keys, window),
+        false_red=false_red_of(runs, layer_failing, flaky, ignore),
         offenders=tuple(worst),
     )
