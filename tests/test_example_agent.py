@@ -4,6 +4,7 @@ watchdog, checkpoints and supervisor, its determinism, and what a recording of i
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import subprocess
 import sys
@@ -190,7 +191,7 @@ def test_supervisor_restarts_from_the_last_checkpoint_after_a_crash(tmp_path: Pa
     # The first request after the crash starts a fresh context from the checkpoint's progress.
     resumed = sim.requests[16]
     assert len(resumed.messages) == 1
-    assert parse_progress(resumed.last_text) == verified_before
+    assert parse_progress(resumed.last_text) == (verified_before, 8)
 
 
 def test_a_step_timeout_crashes_the_attempt_and_it_is_restarted(tmp_path: Path) -> None:
@@ -241,6 +242,16 @@ def test_resume_from_a_recorded_checkpoint(tmp_path: Path) -> None:
     written = {call for call in resumed.tool_calls if call.startswith("write_file")}
     assert not any(f'"t00{n}.txt"' in call for call in written for n in range(1, 6))
     assert (tmp_path / "second" / "t001.txt").exists()  # restored from the snapshot
+
+
+def test_a_fresh_context_lists_only_the_tasks_left(tmp_path: Path) -> None:
+    with sim_client(seed=2) as (sim, client):
+        run_agent(client, make_tasks(8, seed=2), tmp_path, HarnessConfig(compact_at=1500))
+    openings = [request.blocks(request.messages[0])[0]["text"] for request in sim.requests]
+    listed = [sum(parse_task(line) is not None for line in text.splitlines()) for text in openings]
+    assert listed[0] == 8
+    assert min(listed) < 8  # after a compaction, verified tasks are no longer listed
+    assert all(a >= b for a, b in itertools.pairwise(listed))
 
 
 def test_a_foreign_non_empty_workspace_is_refused(tmp_path: Path) -> None:

@@ -57,16 +57,18 @@ class ScriptedModel:
     def __call__(self, request: SimRequest) -> Reply:
         messages = request.messages
         opening = _text(request.blocks(messages[0])) if messages else ""
-        tasks = self._tasks(opening)
-        verified = self._verified(tasks, request)
+        tasks = self._tasks(opening)  # the tasks the opening lists: those not verified before it
+        before, total = parse_progress(opening) or (0, len(tasks))
+        passed = self._passed(request)
+        remaining = [task for task in tasks if task.id not in passed]
+        done = before + len(tasks) - len(remaining)
         if any(COMPACT_REQUEST in block.get("text", "") for block in request.blocks()):
-            return self._summary(tasks, verified)
+            return Reply.text(progress_line(done, total, remaining[0].id if remaining else None))
         self.steps += 1
-        remaining = [task for task in tasks if task.id not in verified]
-        if self._stalling(len(messages), tasks, remaining):
+        if self._stalling(len(messages), remaining):
             return Reply.tool_use("read_file", {"path": self._stall_path})
         if not remaining:
-            return Reply.text(f"All {len(tasks)} tasks are done and verified.")
+            return Reply.text(f"All {total} tasks are done and verified.")
         task = remaining[0]
         last = _last_call(request)
         if last is not None and last.name == "write_file":
@@ -74,9 +76,9 @@ class ScriptedModel:
         if last is not None and last.name == "run_check" and _failed(last):
             return self._write(task, correct=True)
         if last is None or last.name != "read_file":
-            done = [t for t in tasks if t.id in verified]
-            if done and self._chance("read", task.id) < self.read_rate:
-                return Reply.tool_use("read_file", {"path": done[-1].path})
+            checked = [t for t in tasks if t.id in passed]
+            if checked and self._chance("read", task.id) < self.read_rate:
+                return Reply.tool_use("read_file", {"path": checked[-1].path})
         return self._write(task, correct=self._chance("mistake", task.id) >= self.mistake_rate)
 
     def _write(self, task: Task, correct: bool) -> Reply:
@@ -85,18 +87,12 @@ class ScriptedModel:
             "write_file", {"path": task.path, "content": content}, text=f"Working on {task.id}."
         )
 
-    def _summary(self, tasks: list[Task], verified: set[str]) -> Reply:
-        ids = [task.id for task in tasks if task.id in verified]
-        remaining = [task.id for task in tasks if task.id not in verified]
-        span = f" Verified: {ids[0]} to {ids[-1]}." if ids else ""
-        return Reply.text(progress_line(len(ids), len(tasks), remaining[0] if remaining else None) + span)
-
-    def _stalling(self, context: int, tasks: list[Task], remaining: list[Task]) -> bool:
+    def _stalling(self, context: int, remaining: list[Task]) -> bool:
         if self.stall_at is None or self.steps < self.stall_at or self._stall_over:
             return False
         if self._stall_context is None:
             self._stall_context = context
-            self._stall_path = remaining[0].path if remaining else tasks[-1].path
+            self._stall_path = remaining[0].path if remaining else "t001.txt"
         elif context < self._stall_context and not self.stall_persists:
             self._stall_over = True  # a fresh context broke the loop
             return False
@@ -106,28 +102,27 @@ class ScriptedModel:
         tasks = self._task_lists.get(opening)
         if tasks is None:
             tasks = [task for line in opening.splitlines() if (task := parse_task(line)) is not None]
-            if not tasks:
+            if not tasks and parse_progress(opening) is None:
                 raise ValueError(
-                    "the first message holds no task list (lines like 'T001: write `t001.txt` ...')"
+                    "the first message holds no task list (lines like 'T001: write `t001.txt` ...') "
+                    "and no progress line"
                 )
             self._task_lists[opening] = tasks
         return tasks
 
-    def _verified(self, tasks: list[Task], request: SimRequest) -> set[str]:
-        verified: set[str] = set()
+    @staticmethod
+    def _passed(request: SimRequest) -> set[str]:
+        """The tasks whose check passed in this context."""
+        passed: set[str] = set()
         for message in request.messages:
             if message.get("role") != "user":
                 continue
             for block in request.blocks(message):
-                if block.get("type") == "text":
-                    count = parse_progress(block.get("text", ""))
-                    if count is not None:
-                        verified.update(task.id for task in tasks[:count])
-                elif block.get("type") == "tool_result" and not block.get("is_error"):
+                if block.get("type") == "tool_result" and not block.get("is_error"):
                     outcome = _json(_result_text(block))
                     if isinstance(outcome, dict) and outcome.get("passed") is True:
-                        verified.add(str(outcome.get("task")))
-        return verified
+                        passed.add(str(outcome.get("task")))
+        return passed
 
     def _chance(self, salt: str, task_id: str) -> float:
         digest = hashlib.sha256(f"{self.seed}:{salt}:{task_id}".encode()).digest()

@@ -66,21 +66,31 @@ def progress_line(done: int, total: int, next_task: str | None) -> str:
     return f"Progress: {done}/{total} tasks verified{after}."
 
 
-def parse_progress(text: str) -> int | None:
-    """The largest "tasks verified" count stated in `text`, if any."""
-    counts = [int(m.group(1)) for m in _PROGRESS.finditer(text)]
-    return max(counts) if counts else None
+def parse_progress(text: str) -> tuple[int, int] | None:
+    """The "done/total tasks verified" of the last progress line in `text`, if any."""
+    found = list(_PROGRESS.finditer(text))
+    return (int(found[-1].group(1)), int(found[-1].group(2))) if found else None
 
 
 def opening(tasks: list[Task], verified: set[str], summary: str | None) -> str:
-    """The first user message of a context: the task list, and where the work stands."""
-    parts = ["Here is your task list.", task_list_text(tasks)]
+    """The first user message of a context: where the work stands and the tasks still to do.
+
+    Verified tasks are left out, so a fresh context (after a compaction or a restart) shrinks as the
+    work progresses instead of carrying the whole list forever.
+    """
+    remaining = [task for task in tasks if task.id not in verified]
+    if not verified:
+        parts = ["Here is your task list.", task_list_text(tasks), f"Start with {tasks[0].id}."]
+    elif remaining:
+        parts = [
+            f"Here are the tasks still to do ({len(remaining)} of {len(tasks)}).",
+            task_list_text(remaining),
+        ]
+    else:
+        parts = [f"All {len(tasks)} tasks are verified."]
     if summary:
         parts.append(f"Summary of the earlier work:\n{summary}")
-    remaining = [task.id for task in tasks if task.id not in verified]
     if verified:
-        line = progress_line(len(verified), len(tasks), remaining[0] if remaining else None)
+        line = progress_line(len(verified), len(tasks), remaining[0].id if remaining else None)
         parts.append(line + " Files of verified tasks are in place.")
-    else:
-        parts.append(f"Start with {tasks[0].id}.")
     return "\n\n".join(parts)
