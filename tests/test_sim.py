@@ -459,6 +459,14 @@ def test_policy_must_return_a_reply_or_fault() -> None:
         create(client(sim))
 
 
+def test_a_reply_the_sim_cannot_render_is_a_loud_500() -> None:
+    sim = SimServer([Reply.tool_use("tag", {"tags": {"not", "json"}})], strict=False)
+    with sim, pytest.raises(anthropic.InternalServerError, match="not JSON serializable"):
+        create(client(sim, max_retries=2))
+    assert len(sim.requests) == 1
+    assert "TypeError" in str(sim.errors[0])
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [

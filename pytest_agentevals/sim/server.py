@@ -202,9 +202,11 @@ class SimServer:
             return self._send_error(
                 handler, 400, "invalid_request_error", f"the body is not valid JSON: {exc}"
             )
-        problem = wire.check_request(body) if self.validate or not isinstance(body, dict) else None
-        if path == "/v1/messages/count_tokens":
-            if problem is not None and "max_tokens" not in problem:
+        counting = path == "/v1/messages/count_tokens"
+        check = self.validate or not isinstance(body, dict)
+        problem = wire.check_request(body, needs_max_tokens=not counting) if check else None
+        if counting:
+            if problem is not None:
                 return self._send_error(handler, 400, "invalid_request_error", problem)
             return self._send(handler, 200, wire.dumps({"input_tokens": measure(body).tokens}))
         self._messages(handler, body, headers, problem)
@@ -255,6 +257,11 @@ class SimServer:
             return self._fault(handler, exchange, answer)
         assert prompt is not None
         self._reply(handler, exchange, answer, prompt)
+
+    def fail(self, error: SimError) -> None:
+        """Keep an error for `check()` (and for the end of a strict `with` block)."""
+        with self._lock:
+            self.errors.append(error)
 
     def _consult(self, exchange: SimExchange, after_slow: bool = False) -> Reply | Fault | SimError:
         with self._lock:
@@ -443,11 +450,22 @@ class _Handler(BaseHTTPRequestHandler):
         self._dispatch()
 
     def _dispatch(self) -> None:
+        sim = self.server.sim
         try:
-            self.server.sim.handle(self)
+            sim.handle(self)
         except (BrokenPipeError, ConnectionResetError):
             # The client gave up (its timeout fired) while we wrote: nothing to answer.
             self.close_connection = True
+        except Exception as exc:
+            # A reply the sim cannot render (say, a tool input that is not JSON): fail loudly, not
+            # with a dropped connection the SDK would retry.
+            error = SimError(
+                f"the sim failed answering {self.command} {self.path}: {type(exc).__name__}: {exc}"
+            )
+            sim.fail(error)
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                sim._send_error(self, 500, "api_error", f"agentevals sim: {error}", retry=False)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # one line on stderr per request would drown a 1,000-step test's output

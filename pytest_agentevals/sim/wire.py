@@ -29,14 +29,19 @@ def error_body(error_type: str, message: str, request_id: str) -> bytes:
     )
 
 
-def check_request(body: Any) -> str | None:
-    """What the real API would reject in a /v1/messages body with a 400, or None when it is fine."""
+def check_request(body: Any, needs_max_tokens: bool = True) -> str | None:
+    """What the real API would reject in a /v1/messages body with a 400, or None when it is fine.
+
+    count_tokens takes the same body without `max_tokens` (`needs_max_tokens=False`).
+    """
     if not isinstance(body, dict):
         return "the request body must be a JSON object"
     if not isinstance(body.get("model"), str) or not body["model"]:
         return "model: Field required"
     max_tokens = body.get("max_tokens")
-    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+    if needs_max_tokens and (
+        not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1
+    ):
         return "max_tokens: Field required (an integer >= 1)"
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
