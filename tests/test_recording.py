@@ -291,3 +291,56 @@ def test_unknown_model_has_no_cost_and_show_says_so(tmp_path: Path, fake_api_key
         "no price for house-model-7: the cost leaves those calls out "
         "(add them under [tool.agentevals.prices])"
     ]
+
+
+def test_checkpoints_store_only_what_changed_and_read_back_whole(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "keep.txt").write_text("same")
+    (workspace / "edit.txt").write_text("v1")
+    (workspace / "gone.txt").write_text("bye")
+    path = tmp_path / "d.trace.jsonl"
+    with ae.Recorder(path, http=False):
+        ae.checkpoint({"n": 1}, workspace=workspace)
+        (workspace / "edit.txt").write_text("v2")  # same size, same instant: must still be seen
+        (workspace / "gone.txt").unlink()
+        (workspace / "new.txt").write_text("hello")
+        ae.checkpoint({"n": 2}, workspace=workspace)
+        ae.checkpoint({"n": 3}, workspace=workspace)
+    stored = [json.loads(line) for line in path.read_text().splitlines()]
+    assert stored[2]["workspace"]["base"] == "previous"
+    assert sorted(stored[2]["workspace"]["files"]) == ["edit.txt", "new.txt"]
+    assert stored[2]["workspace"]["removed"] == ["gone.txt"]
+    assert stored[3]["workspace"]["files"] == {}
+    events = validate(path)
+    assert {p: e["text"] for p, e in events[1]["workspace"]["files"].items()} == {
+        "edit.txt": "v1",
+        "gone.txt": "bye",
+        "keep.txt": "same",
+    }
+    for event in events[2:4]:
+        assert {p: e["text"] for p, e in event["workspace"]["files"].items()} == {
+            "edit.txt": "v2",
+            "keep.txt": "same",
+            "new.txt": "hello",
+        }
+
+
+def test_a_workspace_delta_without_its_base_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "bad.trace.jsonl"
+    with ae.Recorder(path, http=False):
+        pass
+    lines = path.read_text().splitlines()
+    orphan = {
+        "type": "checkpoint",
+        "seq": 1,
+        "t": 0,
+        "step": 0,
+        "state": {},
+        "workspace": {"root": "/w", "base": "previous", "files": {}},
+    }
+    path.write_text("\n".join([lines[0], json.dumps(orphan), lines[1]]) + "\n")
+    with pytest.raises(
+        ae.TraceFormatError, match=r":2: checkpoint.workspace changes an earlier snapshot of /w"
+    ):
+        ae.read_trace(path)

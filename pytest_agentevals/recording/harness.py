@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from . import workspace as workspace_snapshot
 from .recorder import current_recorder
 
 
@@ -27,7 +26,7 @@ def checkpoint(
     if name is not None:
         fields["name"] = name
     if workspace is not None:
-        fields["workspace"] = workspace_snapshot.snapshot(workspace)
+        fields["workspace"] = recorder.snapshots.snapshot(workspace)
     recorder.count("checkpoints")
     recorder.emit("checkpoint", sync=True, **fields)
 

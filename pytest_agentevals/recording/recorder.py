@@ -21,6 +21,7 @@ from . import active, contract, exchange
 from .patching import patched
 from .prices import PriceTable
 from .scrub import Scrubber
+from .workspace import Snapshotter
 
 
 class _RecordingCassette:
@@ -87,6 +88,7 @@ class Recorder:
         self.status: str | None = None
         self.totals: dict[str, Any] = {}
         self._observed: dict[str, Any] | None = None
+        self.snapshots = Snapshotter()
 
     # -- life cycle ------------------------------------------------------------------------------
 

@@ -49,7 +49,13 @@ FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "totals": (dict,),
 }
 
-_JSON_NAMES = {int: "an integer", float: "a number", str: "a string", dict: "an object", bool: "true or false"}
+_JSON_NAMES = {
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    dict: "an object",
+    bool: "true or false",
+}
 
 
 def type_problem(name: str, value: object) -> str | None:
@@ -71,5 +77,6 @@ def json_type(value: object) -> str:
     return {dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number"}.get(
         type(value), type(value).__name__
     )
+
 
 RUN_STATUSES = ("ok", "failed", "error", "interrupted", "budget_exhausted", "escalated")

@@ -29,6 +29,7 @@ class TraceReader:
         self.resolve = resolve
         self.problems: list[str] = []
         self.complete = False
+        self._workspaces: dict[str, dict[str, Any]] = {}
 
     def __iter__(self) -> Iterator[Event]:
         try:
@@ -41,6 +42,7 @@ class TraceReader:
             yield from self._events(handle)
 
     def _events(self, handle: Any) -> Iterator[Event]:
+        self._workspaces = {}
         previous_body: dict[str, Any] | None = None
         previous_headers: Any = None
         seen_end = False
@@ -121,6 +123,33 @@ class TraceReader:
         if kind == "model_call" and type_problem("seq", event["response"].get("status")) is not None:
             raise TraceFormatError(self.path, number, "model_call.response.status must be an integer")
 
+    def _resolve_workspace(self, event: Event, number: int) -> None:
+        workspace = event["workspace"]
+        root, files = workspace.get("root"), workspace.get("files")
+        if not isinstance(root, str) or not isinstance(files, dict):
+            raise TraceFormatError(
+                self.path, number, "checkpoint.workspace needs a string root and an object files"
+            )
+        if workspace.get("base") == "previous":
+            previous = self._workspaces.get(root)
+            if previous is None:
+                raise TraceFormatError(
+                    self.path,
+                    number,
+                    f"checkpoint.workspace changes an earlier snapshot of {root} that is not there",
+                )
+            removed = workspace.get("removed", [])
+            if not isinstance(removed, list):
+                raise TraceFormatError(
+                    self.path, number, "checkpoint.workspace.removed must be a list of paths"
+                )
+            files = {**previous, **files}
+            for path in removed:
+                files.pop(path, None)
+            if self.resolve:
+                event["workspace"] = {"root": root, "files": files}
+        self._workspaces[root] = files
+
     def _advance(
         self,
         event: Event,
@@ -132,6 +161,8 @@ class TraceReader:
         kind = event["type"]
         if kind == "run_end":
             return previous_body, previous_headers, True
+        if kind == "checkpoint" and isinstance(event.get("workspace"), dict):
+            self._resolve_workspace(event, number)
         if kind != "model_call":
             return previous_body, previous_headers, seen_end
         request = event["request"]
