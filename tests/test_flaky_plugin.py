@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentevals.history import ci_env
+from pytest_agentevals.errors import HistoryError
+from pytest_agentevals.history import ci_env, collector
 from pytest_agentevals.history.ingest import Ingester
 from pytest_agentevals.history.model import StoredAttempt
 from pytest_agentevals.history.sqlite import SQLiteStore
@@ -220,6 +221,11 @@ def test_fail_mode_turns_a_breach_into_its_own_exit_code(pytester: pytest.Pytest
     fail = pytester.runpytest("--agentevals-sha=c1", "--agentevals-flaky=fail")
     assert fail.ret == 6
     fail.stdout.fnmatch_lines(["flakiness gate failed: exit code 6 (--agentevals-flaky=fail)"])
+    (pytester.path / "fail-now").touch()
+    red = pytester.runpytest("--agentevals-sha=c1", "--agentevals-flaky=fail")
+    assert red.ret == pytest.ExitCode.TESTS_FAILED  # a failed test's exit code stands
+    red.stdout.fnmatch_lines(["flakiness gate failed too (the session failed already: its exit code stands)"])
+    (pytester.path / "fail-now").unlink()
     off = pytester.runpytest("--agentevals-sha=c1", "--agentevals-flaky=off")
     assert off.ret == pytest.ExitCode.OK
     assert "agentevals flakiness" not in off.stdout.str()
@@ -413,3 +419,35 @@ def test_junit_of_a_recorded_session_ingests_to_the_same_attempts(pytester: pyte
     )
     same.close()
     assert (again.stored, again.already) == (0, 1)
+
+
+class _FullDisk:
+    """A store (any backend will do) whose writes fail, as a full disk would make them."""
+
+    location = "/mnt/full/history.sqlite"
+
+    def append(self, source: object, attempts: object) -> int:
+        raise HistoryError(
+            f"{self.location}: cannot write to the history database (database or disk is full)"
+        )
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_failed_write_is_shown_and_fails_the_gate_in_fail_mode(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(collector, "open_store", lambda path: _FullDisk())
+    pytester.makepyfile("import pytest\n@pytest.mark.step\ndef test_a(): pass")
+    warn = pytester.runpytest("--agentevals-sha=c1")
+    assert warn.ret == pytest.ExitCode.OK
+    warn.stdout.fnmatch_lines(
+        [
+            "agentevals: history not recorded from here on: /mnt/full/history.sqlite: cannot write to the "
+            "history database (database or disk is full)"
+        ]
+    )
+    fail = pytester.runpytest("--agentevals-sha=c1", "--agentevals-flaky=fail")
+    assert fail.ret == 6
+    fail.stdout.fnmatch_lines(["flakiness gate failed: exit code 6 (--agentevals-flaky=fail)"])

@@ -117,6 +117,8 @@ class HistoryCollector:
         self.notes: list[str] = []  # e.g. this session was not judged as an outage
         self.report: FlakinessReport | None = None
         self.gating: list[str] = []  # breaches that concern this session
+        self.failed_gate = False  # --agentevals-flaky=fail and a breach or a broken history
+        self.exit_code_set = False  # ...and this collector set the session's exit code
         self._open: dict[str, _Open] = {}
         self._attempts: dict[str, int] = {}
         self._finals: dict[tuple[str, str], str] = {}
@@ -254,12 +256,10 @@ class HistoryCollector:
                 self.problems.append(str(exc))
         if self.settings.flaky != "off":
             self._judge()
-        if (
-            self.settings.flaky == "fail"
-            and (self.gating or self.problems)
-            and session.exitstatus == pytest.ExitCode.OK
-        ):
+        self.failed_gate = self.settings.flaky == "fail" and bool(self.gating or self.problems)
+        if self.failed_gate and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = FLAKY_EXIT_CODE
+            self.exit_code_set = True
         self._close()
 
     def _judge(self) -> None:
@@ -292,10 +292,14 @@ class HistoryCollector:
             write(f"agentevals: {problem}", red=True)
         for line in self.gating:
             write(f"BREACH {line}", red=True)
-        if self.gating or (self.problems and self.settings.flaky == "fail"):
-            if self.settings.flaky == "fail":
+        if self.gating or self.failed_gate:
+            if self.exit_code_set:
                 write(
                     f"flakiness gate failed: exit code {FLAKY_EXIT_CODE} (--agentevals-flaky=fail)", red=True
+                )
+            elif self.failed_gate:
+                write(
+                    "flakiness gate failed too (the session failed already: its exit code stands)", red=True
                 )
             else:
                 write(
