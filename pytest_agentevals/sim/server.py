@@ -12,6 +12,7 @@ import contextlib
 import json
 import random
 import select
+import selectors
 import socket
 import threading
 import time
@@ -133,10 +134,7 @@ class SimServer:
         self._stopping.clear()
         self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler, self)
         self._serving = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="agentevals-sim",
-            daemon=True,
+            target=self._httpd.serve_until_woken, name="agentevals-sim", daemon=True
         )
         self._serving.start()
         return self
@@ -147,7 +145,9 @@ class SimServer:
         if httpd is None:
             return
         self._stopping.set()
-        httpd.shutdown()
+        httpd.wake()
+        if self._serving is not None:
+            self._serving.join(timeout=5)
         with self._connections_lock:
             connections = dict(self._connections)
         for connection in connections:
@@ -157,8 +157,6 @@ class SimServer:
         httpd.server_close()
         for thread in connections.values():
             thread.join(timeout=5)
-        if self._serving is not None:
-            self._serving.join(timeout=5)
 
     def check(self) -> None:
         """Raise the first error the script or policy caused, if any."""
@@ -421,7 +419,28 @@ class _HTTPServer(ThreadingHTTPServer):
 
     def __init__(self, address: tuple[str, int], handler: type[_Handler], sim: SimServer) -> None:
         self.sim = sim
+        self._waker, self._wakee = socket.socketpair()
         super().__init__(address, handler)
+
+    def serve_until_woken(self) -> None:
+        """Accept connections until `wake()`: serve_forever, minus its polling, so stopping is immediate."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(self, selectors.EVENT_READ)
+            selector.register(self._wakee, selectors.EVENT_READ)
+            while True:
+                ready = {key.fileobj for key, _ in selector.select()}
+                if self._wakee in ready:
+                    return
+                self.handle_request()  # the listening socket is ready: this accepts at once
+
+    def wake(self) -> None:
+        with contextlib.suppress(OSError):
+            self._waker.send(b"x")
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._waker.close()
+        self._wakee.close()
 
 
 class _Handler(BaseHTTPRequestHandler):
