@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from . import replay_plugin
 from .errors import ConfigError
 from .golden.layer import StepLayer
 from .history.collector import HistoryCollector
@@ -53,6 +54,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"agentevals: {exc}") from None
     config.stash[SETTINGS_KEY] = settings
     config.pluginmanager.register(PyramidSummary(), "agentevals-pyramid")
+    config.pluginmanager.register(replay_plugin, "agentevals-replay")
     config.pluginmanager.register(StepLayer(settings), "agentevals-step")
     config.pluginmanager.register(HistoryCollector.from_config(config, settings), "agentevals-history")
 

@@ -11,7 +11,9 @@ instead.
 
 from __future__ import annotations
 
+import functools
 import http
+import json
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -51,6 +53,7 @@ class Interaction:
     response: dict[str, Any]
     is_model: bool = True
     vcr_form: dict[str, Any] | None = None  # a YAML cassette's response, served as stored
+    raw_body: bytes | None = None  # a YAML cassette's request body, as sent
     _canonical: dict[str, Any] | None = field(default=None, repr=False)
     _fingerprint: str | None = field(default=None, repr=False)
     _served: dict[str, Any] | None = field(default=None, repr=False)
@@ -133,6 +136,7 @@ class Cassette:
     checkpoint: dict[str, Any] | None = None
     from_step: int | None = None
     _by_fingerprint: dict[str, list[Interaction]] | None = field(default=None, repr=False)
+    _message_json: dict[int, str] = field(default_factory=dict, repr=False)
 
     @property
     def task(self) -> Any:
@@ -149,6 +153,15 @@ class Cassette:
     def model_calls(self) -> list[Interaction]:
         return [interaction for interaction in self.interactions if interaction.is_model]
 
+    def request_bytes(self, interaction: Interaction) -> bytes | None:
+        """The bytes an HTTP client (httpx's `json=`) sends for this recorded request, or None.
+
+        Recorded bodies share their message objects with the previous request (the trace stores
+        deltas), so each message is serialized once for the whole cassette and a request's bytes
+        cost a join, not a serialization of its whole history. Not cached: one comparison each.
+        """
+        return _request_bytes(interaction, self._message_json)
+
     def by_fingerprint(self, key: str) -> list[Interaction]:
         """The recorded exchanges whose request has this `canonical.fingerprint`, in recorded order.
 
@@ -160,6 +173,33 @@ class Cassette:
                 index.setdefault(interaction.fingerprint, []).append(interaction)
             self._by_fingerprint = index
         return self._by_fingerprint.get(key, [])
+
+
+_dumps = functools.partial(json.dumps, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _request_bytes(interaction: Interaction, message_json: dict[int, str]) -> bytes | None:
+    if interaction.raw_body is not None:
+        return interaction.raw_body
+    body = interaction.request.get("body")
+    if not isinstance(body, dict):
+        return None
+    parts: list[str] = []
+    try:
+        for key, value in body.items():
+            if key == "messages" and isinstance(value, list):
+                texts = []
+                for message in value:
+                    text = message_json.get(id(message))
+                    if text is None:
+                        text = message_json[id(message)] = _dumps(message)
+                    texts.append(text)
+                parts.append(f"{_dumps(key)}:[{','.join(texts)}]")
+            else:
+                parts.append(f"{_dumps(key)}:{_dumps(value)}")
+    except (TypeError, ValueError):
+        return None
+    return ("{" + ",".join(parts) + "}").encode("utf-8")
 
 
 def _vcr_response(stored: Mapping[str, Any]) -> dict[str, Any]:

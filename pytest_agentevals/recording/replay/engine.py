@@ -36,6 +36,7 @@ from typing import Any
 
 from ...errors import AgentEvalsError, ReplayDivergence, UnrecordedRequest
 from .. import active, harness
+from ..canonical import canonical_request
 from ..patching import patched
 from ..providers.anthropic import is_messages_call
 from ..recorder import current_recorder
@@ -149,7 +150,7 @@ class Replayer:
             self._check_finished()
 
     def __enter__(self) -> Replayer:
-        return self.start()
+        return self if self._running else self.start()  # the pytest fixture may have started it
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -186,29 +187,62 @@ class Replayer:
     # -- HTTP ------------------------------------------------------------------------------------
 
     def _decide(self, vcr_request: Any) -> dict[str, Any] | None:
-        fields, canonical = incoming_request(vcr_request)
+        head = canonical_request(vcr_request.method, vcr_request.uri, None)
+        route = (head["method"], head["path"].split("?", 1)[0])
+        is_model = is_messages_call(head["method"], vcr_request.uri)
         with self._lock:
             if self.failure is not None and self.mode == "strict" and not self.allow_live:
                 raise self._sticky()
-            self._calls += 1
-            number = self._calls
-            is_model = is_messages_call(fields["method"], fields["url"])
-            if is_model and not self._model_checked:
-                self._model_checked = True
-                self._check_first_model_request(canonical)
-            if self.mode == "strict":
-                interaction = self._strict(number, canonical, is_model)
+            interaction = self._same_bytes(head, route, vcr_request.body, is_model)
+            if interaction is not None:
+                self._calls += 1
             else:
-                interaction = self._sequential(number, canonical, is_model)
-            if interaction is None:
-                self.live_requests += 1
-                return None
+                interaction = self._match(vcr_request, is_model)
+                if interaction is None:
+                    self.live_requests += 1
+                    return None
             self.report.served_http += 1
         served = interaction.served_response()
         recorder = current_recorder()
         if recorder is not None:
             recorder.record_http(vcr_request, served, 0.0)
         return served
+
+    def _same_bytes(
+        self, head: dict[str, Any], route: tuple[str, str], raw: Any, is_model: bool
+    ) -> Interaction | None:
+        """The fast path: the recorded exchange expected next, when the request's bytes are exactly
+        the ones the recorded request serializes to (no parsing of the growing history at all)."""
+        if not isinstance(raw, bytes) or (is_model and not self._model_checked):
+            return None
+        if self.mode == "strict":
+            expected = self._index.next_unused()
+        else:
+            queue, position = self._queues.get(route, []), self._heads.get(route, 0)
+            expected = queue[position] if position < len(queue) else None
+        if expected is None:
+            return None
+        canonical = expected.canonical
+        if canonical["method"] != head["method"] or canonical["path"] != head["path"]:
+            return None
+        if self.cassette.request_bytes(expected) != raw:
+            return None
+        self._index.mark_used(expected)
+        if self.mode == "sequential":
+            self._heads[route] = self._heads.get(route, 0) + 1
+        return expected
+
+    def _match(self, vcr_request: Any, is_model: bool) -> Interaction | None:
+        """The general path: parse and canonicalize the request, then match it by mode."""
+        _, canonical = incoming_request(vcr_request)
+        self._calls += 1
+        number = self._calls
+        if is_model and not self._model_checked:
+            self._model_checked = True
+            self._check_first_model_request(canonical)
+        if self.mode == "strict":
+            return self._strict(number, canonical, is_model)
+        return self._sequential(number, canonical, is_model)
 
     def _live(self, vcr_request: Any, response: dict[str, Any]) -> None:
         recorder = current_recorder()

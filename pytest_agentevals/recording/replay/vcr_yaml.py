@@ -16,10 +16,32 @@ from ...errors import CassetteError
 from ..providers import anthropic
 from .cassette import CORRUPT_FIX, Cassette, Interaction
 
+_SafeBase: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _CassetteLoader(_SafeBase):  # type: ignore[misc]
+    """YAML's safe loader plus the few harmless Python tags vcrpy writes (str, unicode, tuple)."""
+
+
+def _scalar(loader: Any, node: Any) -> Any:
+    return loader.construct_scalar(node)
+
+
+def _tuple(loader: Any, node: Any) -> Any:
+    return tuple(loader.construct_sequence(node))
+
+
+for _tag, _constructor in (
+    ("tag:yaml.org,2002:python/str", _scalar),
+    ("tag:yaml.org,2002:python/unicode", _scalar),
+    ("tag:yaml.org,2002:python/tuple", _tuple),
+):
+    _CassetteLoader.add_constructor(_tag, _constructor)
+
 
 def load_vcr_yaml(path: Path) -> Cassette:
     try:
-        data = yaml.safe_load(path.read_bytes())
+        data = yaml.load(path.read_bytes(), Loader=_CassetteLoader)  # a safe loader (see above)
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark is not None else 0
         raise CassetteError(path, line, f"is not valid YAML: {exc.problem}", CORRUPT_FIX) from None
@@ -65,6 +87,7 @@ def _interaction(path: Path, number: int, raw: Any) -> Interaction:
         response={"status": served["status"]["code"]},
         is_model=anthropic.is_messages_call(fields["method"], fields["url"]),
         vcr_form=served,
+        raw_body=body or None,
     )
 
 
