@@ -122,11 +122,11 @@ class Attempt:
         self.on_checkpoint = on_checkpoint
         self.toolbox = Toolbox(workspace, tasks)
         self.watchdog = Watchdog(config.no_progress_steps, config.repeat_limit)
+        self.nudged = False  # the watchdog fired once in this attempt
 
     def run(self, state: AgentState) -> None:
         """Work until every task is verified and the model says it is done."""
         messages = [self._opening(state)]
-        nudged = False
         while True:
             turn = self._call(messages)
             messages.append({"role": "assistant", "content": turn.content})
@@ -137,30 +137,29 @@ class Attempt:
                 return
             else:
                 # The model stopped (or was cut off) with work left: say what is left.
-                cut = (
-                    "Your reply was cut off; keep replies short. " if turn.stop_reason == "max_tokens" else ""
-                )
+                cut = "Your reply was cut off; keep it short. " if turn.stop_reason == "max_tokens" else ""
                 reminder = cut + self._progress(state) + " Continue with the next task."
                 messages.append({"role": "user", "content": [{"type": "text", "text": reminder}]})
                 progressed = False
-            calls = [(use["name"], use["input"]) for use in turn.tool_uses]
-            reason = self.watchdog.observe(calls, progressed)
-            if reason is not None:
-                self.totals.watchdog_fires += 1
-                if nudged:
-                    pytest_agentevals.note(
-                        "watchdog fired", reason=reason, action="abort", step=self.totals.steps
-                    )
-                    raise WatchdogAbort(reason)
-                pytest_agentevals.note(
-                    "watchdog fired", reason=reason, action="nudge", step=self.totals.steps
-                )
-                nudge = f"Watchdog: {reason}. Change approach. {self._progress(state)}"
-                messages[-1]["content"].append({"type": "text", "text": nudge})
-                self.watchdog.reset()
-                nudged = True
+            self._watch(turn, progressed, messages[-1], state)
             if turn.prompt_tokens > self.config.compact_at:
                 messages = self._compact(messages, turn.prompt_tokens, state)
+
+    def _watch(self, turn: Turn, progressed: bool, reply: dict[str, Any], state: AgentState) -> None:
+        """Let the watchdog see the step. Its first firing adds a nudge to `reply`; the next aborts."""
+        reason = self.watchdog.observe([(use["name"], use["input"]) for use in turn.tool_uses], progressed)
+        if reason is None:
+            return
+        self.totals.watchdog_fires += 1
+        action = "abort" if self.nudged else "nudge"
+        pytest_agentevals.note("watchdog fired", reason=reason, action=action, step=self.totals.steps)
+        if self.nudged:
+            raise WatchdogAbort(reason)
+        reply["content"].append(
+            {"type": "text", "text": f"Watchdog: {reason}. Change approach. {self._progress(state)}"}
+        )
+        self.watchdog.reset()
+        self.nudged = True
 
     # -- steps -----------------------------------------------------------------------------------
 
