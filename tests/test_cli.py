@@ -178,3 +178,12 @@ def test_show_lists_problems_of_a_killed_run(project: Path) -> None:
           - no run_end event: the run was killed or is still going""")
         in shown.stdout
     )
+
+
+def test_the_programs_own_status_wins(project: Path) -> None:
+    (project / "budget.py").write_text(
+        "import sys\nimport pytest_agentevals as ae\nae.current_recorder().end('budget_exhausted')\nsys.exit(1)\n"
+    )
+    result = agentevals("record", "-o", "b.trace.jsonl", "budget.py", cwd=project)
+    assert result.returncode == 1
+    assert read_trace(project / "b.trace.jsonl")[-1]["status"] == "budget_exhausted"

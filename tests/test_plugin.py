@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_agentevals import read_trace
+from pytest_agentevals.report.pyramid import PyramidSummary
 
 
 def test_markers_are_documented(pytester: pytest.Pytester) -> None:
@@ -76,3 +77,15 @@ def test_recorder_fixture_writes_one_trace_per_test(pytester: pytest.Pytester) -
     assert [event["type"] for event in events] == ["run_start", "tool_call", "verification", "run_end"]
     assert events[1]["input"] == {"a": 1, "b": 2}
     assert events[1]["output"] == 3
+
+
+def test_pyramid_counts_a_rerun_test_once() -> None:
+    # pytest-rerunfailures reports the attempts before the last with the outcome "rerun".
+    def report(outcome: str, when: str = "call") -> pytest.TestReport:
+        return pytest.TestReport("t.py::test_x", ("t.py", 1, "test_x"), {"replay": 1}, outcome, None, when)
+
+    summary = PyramidSummary()
+    for item in (report("passed", "setup"), report("rerun"), report("rerun"), report("passed")):
+        summary.pytest_runtest_logreport(item)
+    tally = summary.tallies["replay"]
+    assert (tally.passed, tally.failed) == (1, 0)

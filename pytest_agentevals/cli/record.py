@@ -64,7 +64,8 @@ def main(args: argparse.Namespace) -> int:
     try:
         with recorder:
             code = program_runner.run(program)
-            recorder.end("ok" if code == 0 else "failed")
+            if recorder.status is None:  # the program may have said how its run ended
+                recorder.end("ok" if code == 0 else "failed")
     except KeyboardInterrupt:
         code = 130
     except Exception:

@@ -155,7 +155,8 @@ class Recorder:
                 "type": "run_end",
                 "seq": self._next_seq(),
                 "t": self._now(),
-                "status": status or self.status or ("error" if error else "ok"),
+                # What the harness said with end() wins over what the way out suggests.
+                "status": self.status or status or ("error" if error else "ok"),
                 "totals": {**self.totals, "steps": self.steps, "cost_usd": round(self.totals["cost_usd"], 8)},
             }
             if self._observed is not None:

@@ -38,7 +38,8 @@ class PyramidSummary:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         layer = report_layer(report)
-        if layer is None:
+        if layer is None or report.outcome == "rerun":  # type: ignore[comparison-overlap]
+            # pytest-rerunfailures reports the attempts before the last as "rerun": the last decides.
             return
         tally = self.tallies[layer]
         tally.seconds += report.duration
