@@ -1,0 +1,150 @@
+"""`agentevals promote TRACE --name NAME`: an incident becomes a replay test.
+
+Copies a recorded run (from `agentevals record`, a failing marathon, a test's trace) into the
+cassette directory as `NAME.trace.jsonl`, scrubbed of secrets, and writes `test_replay_NAME.py`,
+a replay test that starts the agent through the `pytest_agentevals_run_agent` hook (or, for a run
+recorded by `agentevals record`, runs its program again). A run cut off mid-write keeps every
+complete event and is closed with a run_end of status "interrupted". Nothing existing is
+overwritten unless `--force` says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import AgentEvalsError, TraceFormatError
+from ..recording.replay import load_cassette
+from ..recording.scrub import Scrubber
+from ..settings import Settings, find_pyproject, read_pyproject
+from ..trace.reader import TraceReader
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+TEST_TEMPLATE = '''"""Replay of the incident {name!r}, promoted from {source} by `agentevals promote`.
+
+The replay serves the recorded model and tool responses ({mode} mode); the agent is started on the
+recorded task by the `pytest_agentevals_run_agent(task, replay)` hook in conftest.py (see
+docs/replay.md). Add the assertions that say what must hold.
+"""
+
+import pytest
+
+
+@pytest.mark.replay({name!r}, mode={mode!r})
+def test_replay_{ident}(agentevals_replay):
+    agentevals_replay.run_agent()
+'''
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "promote",
+        help="copy a recorded run into the cassettes, scrubbed, and write a replay test for it",
+        description="Turn a recorded run (an incident) into a regression test: TRACE is copied, scrubbed "
+        "of secrets, to CASSETTE_DIR/NAME.trace.jsonl, and TEST_DIR/test_replay_NAME.py replays it.",
+    )
+    parser.add_argument("trace", help="the recorded run (.trace.jsonl)")
+    parser.add_argument("--name", required=True, help="the cassette's name (letters, digits, - _ .)")
+    parser.add_argument(
+        "--mode", choices=("strict", "sequential"), default="strict", help="the test's replay mode"
+    )
+    parser.add_argument("--cassette-dir", help="default: [tool.agentevals] cassette_dir")
+    parser.add_argument("--test-dir", default="tests", help="where the test file goes (default: tests)")
+    parser.add_argument(
+        "--no-test", action="store_true", help="copy the cassette only (it is collected anyway)"
+    )
+    parser.add_argument("--force", action="store_true", help="replace an existing cassette of that name")
+    parser.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    if not _NAME.match(args.name):
+        raise AgentEvalsError(f"--name {args.name!r}: use letters, digits, '-', '_' and '.' only")
+    pyproject = find_pyproject(Path.cwd())
+    root = pyproject.parent if pyproject else Path.cwd()
+    settings = Settings.resolve(root, pyproject=read_pyproject(pyproject))
+    cassette_dir = Path(args.cassette_dir) if args.cassette_dir else settings.cassette_dir
+    target = cassette_dir / f"{args.name}.trace.jsonl"
+    if target.exists() and not args.force:
+        raise AgentEvalsError(f"{target} exists: choose another --name, or --force to replace it")
+    source = Path(args.trace)
+    lines, closed = complete_lines(source)
+    scrub = Scrubber()
+    text = "".join(scrub(line.rstrip("\n")) + "\n" for line in lines)
+    if closed is not None:
+        text += json.dumps(closed, separators=(",", ":")) + "\n"
+    cassette_dir.mkdir(parents=True, exist_ok=True)
+    scratch = target.with_name(target.name + f".promote-{os.getpid()}")
+    scratch.write_text(text, encoding="utf-8")
+    try:
+        load_cassette(scratch)  # what we wrote must replay
+    except AgentEvalsError:
+        scratch.unlink(missing_ok=True)
+        raise
+    os.replace(scratch, target)
+    redacted = sum(line.count("[REDACTED]") for line in text.splitlines()) - sum(
+        line.count("[REDACTED]") for line in lines
+    )
+    notes = [f"{len(lines)} events"]
+    if closed:
+        notes.append("closed as interrupted")
+    if redacted:
+        notes.append(f"{redacted} secret(s) scrubbed")
+    print(f"agentevals promote: wrote {target} ({', '.join(notes)})")
+    if not args.no_test:
+        _write_test(Path(args.test_dir), args.name, args.mode, source)
+    return 0
+
+
+def complete_lines(source: Path) -> tuple[list[str], dict[str, Any] | None]:
+    """The trace's complete lines, and a run_end to append when the run never wrote one."""
+    reader = TraceReader(source)
+    events: list[dict[str, Any]] = []
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for event in reader:
+                events.append(event)
+    except TraceFormatError as exc:
+        raise AgentEvalsError(f"cannot promote {source}: {exc}") from None
+    with source.open("r", encoding="utf-8") as handle:
+        lines = [line for line in handle][: len(events)]
+    if not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    if events[-1].get("type") == "run_end":
+        return lines, None
+    steps = max((e.get("step", 0) for e in events if isinstance(e.get("step"), int)), default=0)
+    closed = {
+        "type": "run_end",
+        "seq": max((e.get("seq", 0) for e in events if isinstance(e.get("seq"), int)), default=0) + 1,
+        "t": max((e.get("t", 0.0) for e in events if isinstance(e.get("t"), int | float)), default=0.0),
+        "status": "interrupted",
+        "totals": {
+            "steps": steps,
+            "model_calls": sum(1 for e in events if e.get("type") == "model_call"),
+            "tool_calls": sum(1 for e in events if e.get("type") == "tool_call"),
+        },
+        "note": "closed by agentevals promote: the recording was cut off before its run_end",
+    }
+    return lines, closed
+
+
+def _write_test(test_dir: Path, name: str, mode: str, source: Path) -> None:
+    ident = re.sub(r"\W", "_", name)
+    path = test_dir / f"test_replay_{ident}.py"
+    if path.exists():
+        print(f"agentevals promote: {path} exists; left it as it is", file=sys.stderr)
+        return
+    test_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        TEST_TEMPLATE.format(name=name, mode=mode, ident=ident, source=source.name), encoding="utf-8"
+    )
+    print(f"agentevals promote: wrote {path}")
