@@ -76,7 +76,10 @@ def test_record_a_script_then_show_it(project: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "args ['x', '--flag']" in result.stdout
-    assert "wrote run.trace.jsonl" in result.stderr
+    assert (
+        "wrote run.trace.jsonl (0 steps, ended ok, $0.0000); `agentevals show run.trace.jsonl`"
+        in result.stderr
+    )
     events = read_trace(project / "run.trace.jsonl")
     kinds = [event["type"] for event in events]
     assert kinds == [
@@ -107,7 +110,8 @@ def test_record_a_script_then_show_it(project: Path) -> None:
 
 
 def test_record_a_module_with_its_exit_code(project: Path) -> None:
-    result = agentevals("record", "-o", "m.trace.jsonl", "-m", "myagent", "3", cwd=project)
+    # As with python -m, everything after the module is the module's, options included.
+    result = agentevals("record", "-o", "m.trace.jsonl", "-m", "myagent", "3", "--seed", "x", cwd=project)
     assert result.returncode == 3
     events = read_trace(project / "m.trace.jsonl")
     assert events[0]["agent"] == "myagent"
@@ -146,6 +150,7 @@ def test_record_never_overwrites(project: Path) -> None:
             "missing.py: no such script (give a path to a Python file, or use -m module)",
         ),
         (["record"], "nothing to run: give a script"),
+        (["record", "-m"], "-m needs a module name: -m module [args]"),
         (["show", "missing.trace.jsonl"], "missing.trace.jsonl:0: the file does not exist"),
     ],
 )

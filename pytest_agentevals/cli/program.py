@@ -31,16 +31,28 @@ class Program:
 
 def add_program_arguments(parser: argparse.ArgumentParser) -> None:
     """`script.py [args]` or `-m module [args]`, as python takes them."""
-    parser.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m does")
-    parser.add_argument("program", nargs=argparse.REMAINDER, help="script.py [args], or the module's args")
+    # Like python's own -m, -m ends the command's options: everything after the module is its args.
+    parser.add_argument(
+        "-m",
+        dest="module",
+        nargs=argparse.REMAINDER,
+        metavar="MODULE [ARGS]",
+        help="run a module, as python -m does",
+    )
+    parser.add_argument("program", nargs=argparse.REMAINDER, help="script.py [args]")
 
 
 def program_of(args: argparse.Namespace) -> Program:
+    if args.module is not None:
+        if not args.module:
+            raise AgentEvalsError("-m needs a module name: -m module [args]")
+        module, *module_args = args.module
+        if module_args and module_args[0] == "--":
+            module_args = module_args[1:]
+        return Program(module, True, tuple(module_args))
     rest = list(args.program)
     if rest and rest[0] == "--":
         rest = rest[1:]
-    if args.module:
-        return Program(args.module, True, tuple(rest))
     if not rest:
         raise AgentEvalsError(
             "nothing to run: give a script (script.py [args]) or a module (-m module [args])"

@@ -13,7 +13,6 @@ from ..recording.recorder import Recorder
 from ..settings import Settings, find_pyproject, read_pyproject
 from ..trace.summary import summarize
 from . import program as program_runner
-from .show import render
 
 
 def register(subparsers: Any) -> None:
@@ -72,6 +71,10 @@ def main(args: argparse.Namespace) -> int:
         # The program's own failure: shown as python shows it; the trace keeps it too.
         traceback.print_exc()
         code = 1
-    print(f"agentevals record: wrote {output}", file=sys.stderr)
-    print(render(summarize(output)), file=sys.stderr)
+    summary = summarize(output)
+    print(
+        f"agentevals record: wrote {output} ({summary.steps} steps, ended {summary.status}, "
+        f"${summary.cost_usd:.4f}); `agentevals show {output}` tells more",
+        file=sys.stderr,
+    )
     return code

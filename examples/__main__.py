@@ -1,0 +1,60 @@
+"""`python -m examples`: the main job — the example agent through the pyramid, offline, no API key.
+
+Each stage is the command a user would type, printed before it runs:
+1. record a 300-step streamed run of the example agent against the simulated model,
+2. summarize its trace.
+It stops at the first stage that fails and exits with its code.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+OUT = Path(".agentevals/example")
+TRACE = OUT / "taskrunner.trace.jsonl"
+
+
+def stages() -> list[list[str]]:
+    agentevals = [sys.executable, "-m", "pytest_agentevals"]
+    return [
+        [
+            *agentevals,
+            "record",
+            "-o",
+            str(TRACE),
+            "--agent",
+            "taskrunner",
+            "--seed",
+            "1",
+            "-m",
+            "examples.taskrunner",
+            "--tasks",
+            "130",
+            "--seed",
+            "1",
+            "--stream",
+            "--sim",
+        ],
+        [*agentevals, "show", str(TRACE)],
+    ]
+
+
+def main() -> int:
+    OUT.mkdir(parents=True, exist_ok=True)
+    TRACE.unlink(missing_ok=True)  # this job's own output from an earlier run
+    for command in stages():
+        shown = ["agentevals" if part == "pytest_agentevals" else part for part in command[2:]]
+        print(f"\n$ {shlex.join(shown)}", flush=True)
+        code = subprocess.call(command)
+        if code != 0:
+            print(f"examples: the stage above failed with exit code {code}", file=sys.stderr)
+            return code
+    print(f"\nexamples: the pyramid ran offline; the recorded run is {TRACE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
