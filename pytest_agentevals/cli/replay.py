@@ -60,14 +60,15 @@ def _options_after_trace(args: argparse.Namespace) -> None:
             del rest[: 1 if inline else 2]
             if head == "--mode" and value not in MODES:
                 raise AgentEvalsError(f"--mode {value!r}: use one of {', '.join(MODES)}")
+            if head == "-m":  # as python's -m: the module and everything after it are the program's
+                args.module, rest = [value, *rest], []
+                break
             if head == "--from-step":
                 if not value.isdigit():
                     raise AgentEvalsError(f"--from-step {value!r}: give a step number")
                 setattr(args, _VALUED[head], int(value))
             else:
                 setattr(args, _VALUED[head], value)
-            if head == "-m":
-                break  # what follows is the module's
         else:
             break
     args.program = rest
