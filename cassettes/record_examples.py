@@ -31,11 +31,13 @@ def record(name: str, task: dict[str, Any], folder: Path = HERE) -> Path:
     path = folder / f"{name}.trace.jsonl"
     scratch = path.with_name(path.name + ".recording")
     scratch.unlink(missing_ok=True)
-    with tempfile.TemporaryDirectory(prefix="taskrunner-") as workspace:
-        with ae.record(scratch, agent="taskrunner", seed=task["seed"], task=task):
-            result = taskrunner.run(
-                task["tasks"], seed=task["seed"], stall_at=task["stall_at"], workspace=workspace
-            )
+    with (
+        tempfile.TemporaryDirectory(prefix="taskrunner-") as workspace,
+        ae.record(scratch, agent="taskrunner", seed=task["seed"], task=task),
+    ):
+        result = taskrunner.run(
+            task["tasks"], seed=task["seed"], stall_at=task["stall_at"], workspace=workspace
+        )
     scratch.replace(path)
     print(f"{path.name}: {result.line()}")
     return path

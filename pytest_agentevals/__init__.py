@@ -6,14 +6,19 @@ from importlib.metadata import PackageNotFoundError, version
 
 from .errors import (
     AgentEvalsError,
+    CassetteError,
     ConfigError,
     RecordingError,
+    ReplayDivergence,
     SimError,
+    StaleCassette,
     TraceError,
     TraceFormatError,
+    UnrecordedRequest,
 )
 from .layers import LAYERS, Layer
 from .recording import Recorder, checkpoint, compaction, current_recorder, note, record, tool, verification
+from .recording.replay import Replayer, replay
 from .settings import Settings
 from .trace import TraceReader, TraceWriter, read_trace
 
@@ -25,16 +30,21 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 __all__ = [
     "LAYERS",
     "AgentEvalsError",
+    "CassetteError",
     "ConfigError",
     "Layer",
     "Recorder",
     "RecordingError",
+    "ReplayDivergence",
+    "Replayer",
     "Settings",
     "SimError",
+    "StaleCassette",
     "TraceError",
     "TraceFormatError",
     "TraceReader",
     "TraceWriter",
+    "UnrecordedRequest",
     "__version__",
     "checkpoint",
     "compaction",
@@ -42,6 +52,7 @@ __all__ = [
     "note",
     "read_trace",
     "record",
+    "replay",
     "tool",
     "verification",
 ]
