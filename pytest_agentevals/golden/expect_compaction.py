@@ -15,8 +15,9 @@ from .matchers import Regex, Row, compile_expected, show
 
 Fact = str | Regex
 
-# What `goldens extract` proposes as facts: paths, and names of checks and tests.
+# What `goldens extract` proposes as facts: file paths, ids like T006 or PROJ-12, counts like 5/12.
 _FACT_CANDIDATES = re.compile(
+    r"\b[A-Z][A-Z0-9]*-?\d+\b|\b\d+/\d+\b|"
     r"(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.(?:py|md|txt|json|yaml|yml|toml|cfg|ini|js|ts)\b"
 )
 

@@ -161,17 +161,25 @@ def read_only(*tools: str) -> Callable[[Exchange, Exchange], bool]:
 
 
 def used_paths(case: StepCase) -> list[str]:
-    """The file paths the agent passed to its tools in the case's history."""
+    """The file paths the agent passed to its tools in the case's history, and those the expected
+    decision names (a path argument written as a literal)."""
     found: dict[str, None] = {}
+
+    def collect(arguments: Any) -> None:
+        if isinstance(arguments, Mapping):
+            for key in PATH_KEYS:
+                value = arguments.get(key)
+                if isinstance(value, str) and value and not value.startswith("$"):
+                    found[value] = None
+
     for message in case.messages:
         for block in _blocks(message):
             if isinstance(block, Mapping) and block.get("type") == "tool_use":
-                given = block.get("input")
-                arguments: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
-                for key in PATH_KEYS:
-                    value = arguments.get(key)
-                    if isinstance(value, str) and value:
-                        found[value] = None
+                collect(block.get("input"))
+    expected = case.expect.raw
+    collect(expected.get("args"))
+    for call in expected.get("calls") or ():
+        collect(call.get("args") if isinstance(call, Mapping) else None)
     return list(found)
 
 
@@ -239,7 +247,11 @@ def padded_history(
     `after` messages until they add about `tokens` tokens (four characters a token)."""
     from hypothesis import strategies as st
 
-    text = filler if filler is not None else st.sampled_from(IRRELEVANT)
+    text = (
+        filler
+        if filler is not None
+        else st.lists(st.sampled_from(IRRELEVANT), min_size=1, max_size=4).map(" ".join)
+    )
     messages = _messages(case)
 
     @st.composite

@@ -37,6 +37,7 @@ def write_cases(
     trace_label: str,
     scenario: str | None = None,
     append: bool = False,
+    description: str | None = None,
 ) -> Written:
     """Write the points as step cases to `out` (appending when asked), and seed their recordings."""
     display = str(out)
@@ -49,7 +50,7 @@ def write_cases(
     ids = unique_ids(points, taken)
     cases = [case_data(point, trace_label, case_id) for point, case_id in zip(points, ids, strict=True)]
     if existing is None:
-        text = _new_file(cases, scenario or out.stem, trace_label)
+        text = _new_file(cases, scenario or out.stem, trace_label, description)
     else:
         text = _appended(out.read_text(encoding="utf-8"), cases, display)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -60,13 +61,15 @@ def write_cases(
     )
 
 
-def _new_file(cases: list[dict[str, Any]], scenario: str, trace_label: str) -> str:
+def _new_file(cases: list[dict[str, Any]], scenario: str, trace_label: str, description: str | None) -> str:
     shared = shared_request(cases)
     for case in cases:
         request = case["context"].get("request")
         if request is not None:
             case["context"]["request"] = {k: v for k, v in request.items() if k not in shared}
     data: dict[str, Any] = {"scenario": scenario}
+    if description:
+        data["description"] = description
     if shared:
         data["defaults"] = {"request": shared}
     data["cases"] = cases

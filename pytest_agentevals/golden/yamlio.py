@@ -26,7 +26,11 @@ def load_yaml(text: str, display: str) -> Any:
 
 
 class _Dumper(yaml.SafeDumper):
-    """Block style, keys in the order given, multi-line strings as literal blocks."""
+    """Block style, keys in the order given, multi-line strings as literal blocks, and no anchors: a
+    message two cases share is written out in both, so editing one never changes the other."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
