@@ -42,6 +42,7 @@ from .recording.replay import Replayer
 from .recording.replay.cassette import YAML_SUFFIXES, Cassette
 from .recording.replay.report import ReplayDivergenceWarning
 from .settings import Settings
+from .trace.reader import TraceReader
 
 SESSION_KEY = pytest.StashKey["ReplaySession"]()
 TRACE_SUFFIX = ".trace.jsonl"
@@ -232,7 +233,7 @@ class ReplaySession:
             # The test's own trace must see the replayed exchanges: its recorder starts first.
             self.request.getfixturevalue("agentevals_recorder")
         if record == "all" or (record in ("once", "new") and not exists):
-            self._record(path, task)
+            self._record(path, task if task is not None or not exists else _recorded_task(path))
             return None
         if not exists:
             raise _missing(path, self.node)
@@ -331,6 +332,17 @@ def _missing(path: Path, node: pytest.Item) -> CassetteError:
         f"record it with `pytest {node.nodeid!r} --agentevals-record=once`, copy an incident in with "
         "`agentevals promote TRACE --name NAME`, or check the name in @pytest.mark.replay(...)",
     )
+
+
+def _recorded_task(path: Path) -> Any:
+    """The task of the run a cassette holds (what a re-recording keeps), or None if unreadable."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            first = next(iter(TraceReader(path)), None)
+    except AgentEvalsError:
+        return None
+    return first.get("task") if first else None
 
 
 def _run_argv(argv: list[Any]) -> Any:

@@ -337,3 +337,47 @@ def test_a_vcrpy_yaml_cassette_replays_under_the_marker(project: pytest.Pytester
         """
     )
     project.runpytest().assert_outcomes(passed=1)
+
+
+def test_record_all_re_records_keeping_the_task(project: pytest.Pytester) -> None:
+    cassette = project.path / "cassettes" / "fix.trace.jsonl"
+    before = ae.read_trace(cassette)[0]["run_id"]
+    project.makepyfile(
+        test_rec="""
+        import pytest
+        import replay_support as agent
+
+        @pytest.mark.replay("fix")
+        def test_fix(agentevals_replay):
+            assert agentevals_replay.recording
+            with agent.sim() as server:
+                agent.run_agent(agent.client(server.url), agentevals_replay.task)
+        """
+    )
+    project.runpytest("--agentevals-record=all").assert_outcomes(passed=1)
+    events = ae.read_trace(cassette)
+    assert events[0]["run_id"] != before
+    assert events[0]["task"] == "Fix the bug in a.txt"
+    assert sorted(p.name for p in cassette.parent.iterdir()) == ["fix.trace.jsonl"]
+
+
+def test_record_new_replays_what_is_recorded_and_adds_the_rest(project: pytest.Pytester) -> None:
+    cassette = project.path / "cassettes" / "short.trace.jsonl"
+    agent.record(cassette, max_steps=2)  # the recording stops after two model calls
+    project.makepyfile(
+        test_rec="""
+        import pytest
+        import replay_support as agent
+
+        @pytest.mark.replay("short")
+        def test_fix(agentevals_replay):
+            with agent.sim(agent.script()[2:]) as server:  # the live model picks up at call 3
+                answer = agent.run_agent(agent.client(server.url), agentevals_replay.task)
+            assert answer == "Fixed: add() now adds."
+        """
+    )
+    project.runpytest("--agentevals-record=new").assert_outcomes(passed=1)
+    events = ae.read_trace(cassette)
+    assert sum(e["type"] == "model_call" for e in events) == 4
+    assert sorted(p.name for p in cassette.parent.iterdir()) == ["fix.trace.jsonl", "short.trace.jsonl"]
+    project.runpytest().assert_outcomes(passed=1)  # now all of it replays

@@ -125,8 +125,8 @@ class Replayer:
             ReplayCassette(self._decide, self._live, self.allow_live), str(self.cassette.path)
         )
         self._patches.__enter__()
-        if self._tools is not None:
-            active.push_source(self)
+        if self._tools is not None and not self.allow_live:
+            active.push_source(self)  # with allow_live (record mode "new") tools run for real
         self._running = True
         return self
 
@@ -136,8 +136,7 @@ class Replayer:
         if not self._running:
             return
         self._running = False
-        if self._tools is not None:
-            active.pop_source(self)
+        active.pop_source(self)
         self._patches.__exit__(None, None, None)
         if self._unblock is not None:
             self._unblock()
@@ -396,7 +395,9 @@ class Replayer:
     # -- the end -----------------------------------------------------------------------------------
 
     def _check_finished(self) -> None:
-        unused = [] if self.allow_live else self._index.unused()
+        if self.allow_live:
+            return  # record mode "new": the run may take another path; what it did is being saved
+        unused = self._index.unused()
         unused_tools = self._tools.unused() if self._tools is not None else []
         if not unused and not unused_tools:
             return
