@@ -381,3 +381,22 @@ def test_record_new_replays_what_is_recorded_and_adds_the_rest(project: pytest.P
     assert sum(e["type"] == "model_call" for e in events) == 4
     assert sorted(p.name for p in cassette.parent.iterdir()) == ["fix.trace.jsonl", "short.trace.jsonl"]
     project.runpytest().assert_outcomes(passed=1)  # now all of it replays
+
+
+def test_the_tests_own_trace_records_the_replayed_run_and_its_divergences(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_traced="""
+        import pytest
+        import replay_support as agent
+
+        @pytest.mark.replay("fix", mode="sequential")
+        def test_it(agentevals_recorder, agentevals_replay):
+            agent.run_agent(agent.client(), "Fix the bug, please")
+        """
+    )
+    project.runpytest("--agentevals-trace-dir=traces").assert_outcomes(passed=1, warnings=1)
+    (trace,) = (project.path / "traces").glob("*.trace.jsonl")
+    events = ae.read_trace(trace)
+    assert sum(e["type"] == "model_call" for e in events) == 4
+    assert sum(e["type"] == "tool_call" for e in events) == 3
+    assert [e["data"]["call"] for e in events if e["type"] == "note"] == [1, 2, 3, 4]
