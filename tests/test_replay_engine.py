@@ -370,3 +370,20 @@ def test_an_unrebuildable_exception_is_raised_as_recorded_tool_error(trace: Path
     )
     with pytest.raises(RecordedToolError, match=r"^somewhere\.unimported\.Boom: it broke$"), Replayer(trace):
         agent.read_file("a.txt")
+
+
+def test_recorded_retries_replay_in_order_without_waiting_out_the_delay(tmp_path: Path) -> None:
+    from pytest_agentevals.sim import Fault
+
+    trace = tmp_path / "retry.trace.jsonl"
+    with (
+        agent.sim([Fault.overloaded(retry_after=0.01), *agent.script()]) as server,
+        ae.record(trace, task=TASK),
+    ):
+        agent.run_agent(agent.client(server.url, max_retries=2), TASK)
+    cassette = load_cassette(trace)
+    assert [i.response["status"] for i in cassette.interactions] == [529, 200, 200, 200, 200]
+    assert cassette.interactions[0].served_response()["headers"]["retry-after-ms"] == ["1"]
+    with Replayer(cassette) as replay:
+        assert agent.run_agent(agent.client(max_retries=2), TASK) == "Fixed: add() now adds."
+    assert replay.report.served_http == 5

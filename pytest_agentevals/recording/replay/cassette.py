@@ -209,10 +209,14 @@ def _vcr_response(stored: Mapping[str, Any]) -> dict[str, Any]:
         message = http.HTTPStatus(code).phrase
     except ValueError:
         message = ""
-    headers = stored.get("headers") or {}
+    headers = {str(name): [str(value)] for name, value in (stored.get("headers") or {}).items()}
+    if code == 429 or code >= 500:
+        # The SDK retries these after the delay the response asks for; a replay does not wait out
+        # the recorded delay (retry-after-ms comes first for the SDK).
+        headers["retry-after-ms"] = ["1"]
     return {
         "status": {"code": code, "message": message},
-        "headers": {str(name): [str(value)] for name, value in headers.items()},
+        "headers": headers,
         "body": {"string": anthropic.encode_body(stored)},
     }
 
