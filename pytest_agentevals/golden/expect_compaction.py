@@ -41,8 +41,7 @@ def _facts(raw: Any, where: str) -> list[Fact]:
 def _found(fact: Fact, summary: str) -> str | None:
     """The part of the summary the fact was found in, or None."""
     if isinstance(fact, Regex):
-        found = re.search(fact.pattern, summary)
-        return found.group(0) if found else None
+        return fact.find(summary)
     return fact if fact in summary else None
 
 

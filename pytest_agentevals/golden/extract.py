@@ -22,7 +22,7 @@ from ..errors import GoldenError, TraceError
 from ..recording.providers.anthropic import response_message
 from ..trace.events import Event
 from ..trace.reader import read_trace
-from .decision import ESCALATION_ACTIONS, Decision
+from .decision import Decision
 from .kinds import KIND_NAMES, KINDS
 from .store import Exchange
 
@@ -309,6 +309,3 @@ def shared_request(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         for key, value in first.items()
         if key != "messages" and all(key in other and other[key] == value for other in requests[1:])
     }
-
-
-__all__ = ["ESCALATION_ACTIONS", "DecisionPoint", "case_data", "decision_points", "extract", "select"]

@@ -63,9 +63,14 @@ class Regex(Matcher):
     def __post_init__(self) -> None:
         object.__setattr__(self, "_compiled", re.compile(self.pattern))
 
-    def matches(self, actual: Any) -> bool:
+    def find(self, text: str) -> str | None:
+        """The first part of `text` the pattern matches, or None."""
         compiled: re.Pattern[str] = self._compiled  # type: ignore[attr-defined]
-        return isinstance(actual, str) and compiled.search(actual) is not None
+        found = compiled.search(text)
+        return found.group(0) if found else None
+
+    def matches(self, actual: Any) -> bool:
+        return isinstance(actual, str) and self.find(actual) is not None
 
     def describe(self) -> str:
         return f"/{self.pattern}/"
