@@ -8,14 +8,16 @@ vcrpy's well-tested patching while keeping our own storage and matching.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 from collections.abc import Iterator
 from typing import Any, Protocol
 
 from vcr.patch import PATCHER_NAMES, CassettePatcherBuilder
 
 # Only the httpx family: the anthropic SDK speaks over httpx (1.x) or httpx2 (2.x). Patching
-# http.client too would record the same call twice and catch our own loopback servers.
-PATCHED = ("httpx", "httpx2")
+# http.client too would record the same call twice and catch our own loopback servers. Decided
+# once: vcrpy would otherwise retry importing a missing httpx at every recording or replay.
+PATCHED = tuple(name for name in ("httpx", "httpx2") if importlib.util.find_spec(name) is not None)
 
 
 class CassetteLike(Protocol):
