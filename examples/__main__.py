@@ -2,7 +2,8 @@
 
 Each stage is the command a user would type, printed before it runs:
 1. record a 300-step streamed run of the example agent against the simulated model,
-2. summarize its trace.
+2. summarize its trace,
+3. the step layer: the example's golden decisions, replayed offline (the every-commit gate).
 It stops at the first stage that fails and exits with its code.
 """
 
@@ -39,6 +40,7 @@ def stages() -> list[list[str]]:
             "--sim",
         ],
         [*agentevals, "show", str(TRACE)],
+        [sys.executable, "-m", "pytest", "goldens", "-m", "step", "-q"],
     ]
 
 
@@ -46,7 +48,7 @@ def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     TRACE.unlink(missing_ok=True)  # this job's own output from an earlier run
     for command in stages():
-        shown = ["agentevals" if part == "pytest_agentevals" else part for part in command[2:]]
+        shown = [{"pytest_agentevals": "agentevals"}.get(part, part) for part in command[2:]]
         print(f"\n$ {shlex.join(shown)}", flush=True)
         code = subprocess.call(command)
         if code != 0:
