@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -26,3 +30,26 @@ def fake_api_key(monkeypatch: pytest.MonkeyPatch) -> str:
 @pytest.fixture
 def repo_root() -> Path:
     return REPO
+
+
+def run_agentevals(
+    *args: str | Path, cwd: Path, env: Mapping[str, str] | None = None, bare_env: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """The agentevals command as a user runs it, in a subprocess.
+
+    A developer's real ANTHROPIC_* variables never reach it; `bare_env` leaves only PATH and a HOME
+    in `cwd` (no CI variables, no git identity), for tests that must not see the CI they run in.
+    """
+    if bare_env:
+        base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd)}
+    else:
+        base = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_agentevals", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**base, **(env or {})},
+        check=False,
+    )

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -13,18 +10,7 @@ import pytest
 
 from pytest_agentevals import __version__, read_trace
 
-
-def agentevals(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_agentevals", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-        check=False,
-    )
-
+from .conftest import run_agentevals as agentevals
 
 SCRIPT = """
 import sys

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -18,6 +17,8 @@ from pytest_agentevals.history.ingest import Ingester, expand
 from pytest_agentevals.history.model import PYTEST, Attempt, Source
 from pytest_agentevals.history.sqlite import SQLiteStore
 from pytest_agentevals.history.verdicts import verdicts
+
+from .conftest import run_agentevals
 
 # pytest-rerunfailures writes one <testcase> per attempt; the attempts that were rerun are empty.
 RERUNFAILURES = """\
@@ -194,14 +195,7 @@ def test_a_pattern_that_matches_nothing_is_an_error(tmp_path: Path) -> None:
 
 
 def _agentevals(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_agentevals", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd)},
-    )
+    return run_agentevals(*args, cwd=cwd, bare_env=True)  # no CI variables: the sha comes from --sha
 
 
 def test_cli_ingest_glob_twice_then_report(tmp_path: Path) -> None:

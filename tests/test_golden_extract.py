@@ -3,8 +3,6 @@ recorded decisions seeded, and the extracted cases passing offline at once."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import anthropic
@@ -15,6 +13,8 @@ import pytest_agentevals
 from pytest_agentevals import Recorder, read_trace
 from pytest_agentevals.golden import load_goldens
 from pytest_agentevals.sim import Reply, SimServer
+
+from .conftest import run_agentevals as agentevals
 
 SYSTEM = "You fix files."
 TOOLS = [{"name": "read_file", "description": "Read a file", "input_schema": {"type": "object"}}]
@@ -58,12 +58,6 @@ def trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ask(client, [{"role": "user", "content": "Fix src/a.py"}])
         recorder.end("escalated")
     return path
-
-
-def agentevals(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_agentevals", *map(str, args)], cwd=cwd, capture_output=True, text=True
-    )
 
 
 def test_points_lists_every_decision(trace: Path, tmp_path: Path) -> None:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +10,7 @@ import pytest
 import pytest_agentevals as ae
 
 from . import replay_support as agent
+from .conftest import run_agentevals as agentevals
 
 SCRIPT = """
 import sys
@@ -20,19 +18,6 @@ import replay_support as agent
 
 print(agent.run_agent(agent.client(), sys.argv[1]))
 """
-
-
-def agentevals(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_agentevals", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**clean, **(env or {})},
-        check=False,
-    )
 
 
 @pytest.fixture

@@ -17,12 +17,14 @@ Scrub = Callable[[str], str]
 
 
 def _dumps(event: Event) -> str:
-    return json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=_fallback)
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=jsonable_default)
 
 
-def _fallback(value: Any) -> Any:
-    # Tool inputs and outputs are whatever the user's code passes; keep the trace readable rather
-    # than failing the run on an object JSON cannot hold.
+def jsonable_default(value: Any) -> Any:
+    """How the writer stores what JSON cannot hold (bytes, sets, tuples, paths, other objects).
+
+    Tool inputs and outputs are whatever the user's code passes; keep the trace readable rather
+    than failing the run on such an object."""
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     if isinstance(value, set | frozenset | tuple):

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...trace.delta import common_prefix
 from .cassette import Interaction
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "(absent)"})()
@@ -186,7 +187,7 @@ def nearest(
         prefix, gap = 0, 0
         other_messages = other_body.get("messages") if isinstance(other_body, dict) else None
         if isinstance(messages, list) and isinstance(other_messages, list):
-            prefix = _common_prefix(other_messages, messages)
+            prefix = common_prefix(other_messages, messages)
             gap = abs(len(other_messages) - len(messages))
         scored.append(((same_route, same_model, prefix, -gap), -position, interaction))
     scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
@@ -196,17 +197,10 @@ def nearest(
         other_body = interaction.canonical.get("body")
         other_messages = other_body.get("messages") if isinstance(other_body, dict) else None
         if isinstance(messages, list) and isinstance(other_messages, list):
-            prefix = _common_prefix(other_messages, messages)
+            prefix = common_prefix(other_messages, messages)
             same = f"same first {prefix} of {len(other_messages)} recorded messages; "
         else:
             same = ""
         out.append((interaction, f"{same}differs at {where(found, interaction.canonical.get('body'))}"))
     return out
 
-
-def _common_prefix(a: list[Any], b: list[Any]) -> int:
-    limit = min(len(a), len(b))
-    i = 0
-    while i < limit and a[i] == b[i]:
-        i += 1
-    return i

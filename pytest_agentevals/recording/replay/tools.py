@@ -11,9 +11,9 @@ import builtins
 import json
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from ...trace.writer import jsonable_default
 from .cassette import ToolRecord
 
 
@@ -30,18 +30,7 @@ class RecordedToolError(Exception):
 def jsonable(value: Any) -> Any:
     """A value as the trace writer stores it (tuples as lists, paths as strings...), for comparing a
     live tool input with a recorded one."""
-    return json.loads(json.dumps(value, ensure_ascii=False, default=_fallback))
-
-
-def _fallback(value: Any) -> Any:
-    # The same rules as the trace writer's.
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    if isinstance(value, Path):
-        return str(value)
-    return repr(value)
+    return json.loads(json.dumps(value, ensure_ascii=False, default=jsonable_default))
 
 
 def recorded_exception(error: dict[str, Any]) -> Exception:
