@@ -199,6 +199,7 @@ def test_no_api_key_reaches_any_file(tmp_path: Path, monkeypatch: pytest.MonkeyP
     env_key = make_fake_key("env")
     header_key = make_fake_key("header")
     other_token = "tok" + "-" + "9" * 30
+    gateway_secret = "gw" + "7" * 12  # no known key shape, in no environment variable: only its header tells
     monkeypatch.setenv("ANTHROPIC_API_KEY", env_key)
     monkeypatch.setenv("MY_SERVICE_TOKEN", other_token)
     echo = Reply.text(f"you said {env_key} and {other_token}")  # a model echoing a secret back
@@ -207,7 +208,11 @@ def test_no_api_key_reaches_any_file(tmp_path: Path, monkeypatch: pytest.MonkeyP
         client = anthropic.Anthropic(
             base_url=sim.url,
             api_key=header_key,
-            default_headers={"x-api-key": env_key, "X-Gateway-Token": other_token},
+            default_headers={
+                "x-api-key": env_key,
+                "X-Gateway-Token": other_token,
+                "X-Proxy-Authorization": gateway_secret,
+            },
         )
         client.messages.create(model=MODEL, max_tokens=10, messages=[{"role": "user", "content": env_key}])
         with client.messages.stream(
@@ -220,7 +225,7 @@ def test_no_api_key_reaches_any_file(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert written
     for file in written:
         text = file.read_text()
-        for secret in (env_key, header_key, other_token, header_key[:30]):
+        for secret in (env_key, header_key, other_token, header_key[:30], gateway_secret):
             assert secret not in text, f"{secret[:12]}... reached {file}"
     assert "[REDACTED]" in (tmp_path / "s.trace.jsonl").read_text()
 

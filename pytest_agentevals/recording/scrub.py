@@ -61,9 +61,6 @@ class Scrubber:
             text = pattern.sub(REDACTED, text)
         return text
 
-    def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
-        return {name: (REDACTED if is_secret_header(name) else value) for name, value in headers.items()}
-
 
 def find_secrets(text: str, environ: Mapping[str, str] | None = None) -> list[str]:
     """What in `text` looks secret: matches of the patterns and values of secret variables."""

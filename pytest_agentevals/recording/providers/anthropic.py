@@ -12,6 +12,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..scrub import REDACTED, is_secret_header
+
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 # Request headers that change between identical calls (SDK telemetry, retry counters, transport)
@@ -29,12 +31,16 @@ def is_messages_call(method: str, url: str) -> bool:
 
 
 def request_headers(headers: Mapping[str, Any]) -> dict[str, str]:
+    """The headers worth keeping, with the value of any that carries a credential redacted, whatever
+    its name or value looks like (a gateway's own key is no known key shape)."""
     kept: dict[str, str] = {}
     for name, value in headers.items():
         lower = name.lower()
         if lower in _VOLATILE_REQUEST_HEADERS or lower.startswith("x-stainless-"):
             continue
-        kept[lower] = value if isinstance(value, str) else ", ".join(value)
+        kept[lower] = (
+            REDACTED if is_secret_header(lower) else (value if isinstance(value, str) else ", ".join(value))
+        )
     return kept
 
 
