@@ -3,7 +3,9 @@
 Each stage is the command a user would type, printed before it runs:
 1. record a 300-step streamed run of the example agent against the simulated model,
 2. summarize its trace,
-3. the step layer: the example's golden decisions, replayed offline (the every-commit gate).
+3. the step layer: the example's golden decisions, replayed offline (the every-commit gate),
+4. the replay layer: the example's recorded runs, an incident among them, re-executed offline with
+   the network blocked (the every-merge gate), then scanned for secrets.
 It stops at the first stage that fails and exits with its code.
 """
 
@@ -41,6 +43,8 @@ def stages() -> list[list[str]]:
         ],
         [*agentevals, "show", str(TRACE)],
         [sys.executable, "-m", "pytest", "goldens", "-m", "step", "-q"],
+        [sys.executable, "-m", "pytest", "cassettes", "-m", "replay", "-q"],
+        [*agentevals, "scan", "cassettes", "goldens"],
     ]
 
 

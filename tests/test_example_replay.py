@@ -7,11 +7,9 @@ with `pytest -m replay`.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
-import anthropic
 import pytest
 
 from examples import taskrunner
@@ -22,13 +20,7 @@ pytestmark = pytest.mark.replay
 
 
 def start(task: dict[str, Any], workspace: Path, resume: Checkpoint | None = None, **config: Any) -> Any:
-    """Start the example agent on a recorded task, against whatever answers the SDK (here: the replay)."""
-    assert task["agent"] == "taskrunner"
-    harness = dataclasses.replace(taskrunner.HarnessConfig(), **config)
-    # The default base URL: nothing leaves the machine, the replay answers before the transport.
-    client = anthropic.Anthropic(api_key="replay-" + "no-key-needed", max_retries=harness.max_retries)
-    tasks = taskrunner.make_tasks(task["tasks"], task["seed"])
-    return taskrunner.run_agent(client, tasks, workspace, harness, resume)
+    return taskrunner.start_recorded(task, workspace, resume, **config)
 
 
 @pytest.mark.replay("taskrunner-3-tasks")

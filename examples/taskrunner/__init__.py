@@ -35,6 +35,7 @@ __all__ = [
     "make_tasks",
     "run",
     "run_agent",
+    "start_recorded",
 ]
 
 
@@ -75,3 +76,18 @@ def run(
             client = anthropic.Anthropic(base_url=sim.url, api_key="sim", max_retries=config.max_retries)
         with client:
             return run_agent(client, task_list, workspace, config, resume)
+
+
+def start_recorded(
+    task: dict[str, Any], workspace: str | Path, resume: Checkpoint | None = None, **overrides: Any
+) -> RunResult:
+    """Start the agent again on a recorded run's task (its trace's run_start `task`, as written by
+    cassettes/record_examples.py: agent, tasks, seed), against whatever answers the SDK — inside a
+    replay, the recording. `overrides` are HarnessConfig fields, for testing a changed harness."""
+    if task.get("agent") != "taskrunner":
+        raise ValueError(f"not a taskrunner task: {task!r}")
+    config = dataclasses.replace(HarnessConfig(), **overrides)
+    # The default base URL: inside a replay nothing leaves the machine; the replay answers first.
+    client = anthropic.Anthropic(api_key="replay-" + "no-key-needed", max_retries=config.max_retries)
+    with client:
+        return run_agent(client, make_tasks(task["tasks"], task["seed"]), workspace, config, resume)

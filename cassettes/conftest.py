@@ -1,0 +1,20 @@
+"""How the replay layer starts the example agent on a cassette's recorded task.
+
+With this hook, every `cassettes/*.trace.jsonl` that no test replays is collected as a replay test
+of its own (`pytest cassettes -m replay`): an incident dropped into this folder — `agentevals
+promote` puts it here — is a regression test with no code written.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from typing import Any
+
+from examples import taskrunner
+
+
+def pytest_agentevals_run_agent(task: Any, replay: Any) -> Any:
+    if not isinstance(task, dict) or task.get("agent") != "taskrunner":
+        return None  # not this agent's run: another hook, or the recorded command line, starts it
+    with tempfile.TemporaryDirectory(prefix="taskrunner-replay-") as workspace:
+        return taskrunner.start_recorded(task, workspace)
