@@ -53,12 +53,13 @@ def test_decoding_equals_json_loads(chunks: list[list[Any]], moves: list[str], s
 def test_a_growing_history_is_parsed_incrementally() -> None:
     decoder = BodyDecoder()
     history: list[Any] = []
+    first: Any = None
     for step in range(5):
         history = [*history, {"role": "user", "content": f"step {step} ünïcode"}]
         raw = sdk_bytes({"max_tokens": 5, "messages": history, "model": "m", "tools": [{"name": "t"}]})
         body = decoder.decode(raw)
         assert body == json.loads(raw)
-        if step:
+        if first is not None:
             # The kept messages are the very objects decoded the step before: nothing was re-parsed.
             assert body["messages"][0] is first
         first = body["messages"][0]
