@@ -203,4 +203,3 @@ def nearest(
             same = ""
         out.append((interaction, f"{same}differs at {where(found, interaction.canonical.get('body'))}"))
     return out
-
