@@ -304,6 +304,17 @@ class Settings:
             sources=sources,
         )
 
+    @classmethod
+    def for_command_line(cls, cli: Mapping[str, Any] | None = None, start: Path | None = None) -> Settings:
+        """The settings of the agentevals command: `cli` over the `[tool.agentevals]` table of the
+        nearest pyproject.toml at or above `start` (the current directory), whose folder is the
+        root that relative paths are resolved against."""
+        start = start or Path.cwd()
+        pyproject = find_pyproject(start)
+        return cls.resolve(
+            pyproject.parent if pyproject else start, cli=cli, pyproject=read_pyproject(pyproject)
+        )
+
     def for_marker(self, marker_name: str, kwargs: Mapping[str, Any]) -> Settings:
         """These settings with a marker's keyword arguments applied, below the command line.
 

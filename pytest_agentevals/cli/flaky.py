@@ -25,7 +25,7 @@ from ..history.ingest import Ingester, expand
 from ..history.report import markdown, text_lines, to_json
 from ..history.sqlite import SQLiteStore
 from ..layers import LAYER_NAMES
-from ..settings import Settings, find_pyproject, read_pyproject
+from ..settings import Settings
 
 
 def register(subparsers: Any) -> None:
@@ -73,15 +73,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    pyproject = find_pyproject(Path.cwd())
-    rootdir = pyproject.parent if pyproject else Path.cwd()
     cli = {
         "history": args.history,
         "quarantine": args.quarantine,
         "sha": getattr(args, "sha", None),
         "run_id": getattr(args, "run_id", None),
     }
-    return Settings.resolve(rootdir, cli=cli, pyproject=read_pyproject(pyproject))
+    return Settings.for_command_line(cli)
 
 
 def _history(settings: Settings, *, create: bool) -> Path:

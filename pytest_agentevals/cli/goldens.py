@@ -13,7 +13,7 @@ from ..errors import AgentEvalsError, GoldenError, TraceError
 from ..golden.extract import decision_points, extract
 from ..golden.kinds import KIND_NAMES
 from ..golden.write import write_cases
-from ..settings import Settings, find_pyproject, read_pyproject
+from ..settings import Settings
 from ..trace.reader import read_trace
 
 
@@ -87,10 +87,7 @@ def main_extract(args: argparse.Namespace) -> int:
     if args.out:
         out = Path(args.out)
     else:
-        pyproject = find_pyproject(Path.cwd())
-        settings = Settings.resolve(
-            pyproject.parent if pyproject else Path.cwd(), pyproject=read_pyproject(pyproject)
-        )
+        settings = Settings.for_command_line()
         out = settings.goldens_dir / f"{_trace_name(trace)}.yaml"
     points = extract(trace, args.steps, args.kind)
     written = write_cases(out, points, str(trace), args.scenario, args.append)

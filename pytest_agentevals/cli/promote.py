@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import AgentEvalsError, TraceFormatError
 from ..recording.replay import load_cassette
 from ..recording.scrub import Scrubber
-from ..settings import Settings, find_pyproject, read_pyproject
+from ..settings import Settings
 from ..trace.reader import TraceReader
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -66,9 +66,7 @@ def register(subparsers: Any) -> None:
 def main(args: argparse.Namespace) -> int:
     if not _NAME.match(args.name):
         raise AgentEvalsError(f"--name {args.name!r}: use letters, digits, '-', '_' and '.' only")
-    pyproject = find_pyproject(Path.cwd())
-    root = pyproject.parent if pyproject else Path.cwd()
-    settings = Settings.resolve(root, pyproject=read_pyproject(pyproject))
+    settings = Settings.for_command_line()
     cassette_dir = Path(args.cassette_dir) if args.cassette_dir else settings.cassette_dir
     target = cassette_dir / f"{args.name}.trace.jsonl"
     if target.exists() and not args.force:

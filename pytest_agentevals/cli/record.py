@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..recording.recorder import Recorder
-from ..settings import Settings, find_pyproject, read_pyproject
+from ..settings import Settings
 from ..trace.summary import summarize
 from . import program as program_runner
 
@@ -37,10 +37,7 @@ def register(subparsers: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     program = program_runner.program_of(args)
-    pyproject = find_pyproject(Path.cwd())
-    settings = Settings.resolve(
-        pyproject.parent if pyproject else Path.cwd(), pyproject=read_pyproject(pyproject)
-    )
+    settings = Settings.for_command_line()
     if args.output:
         output = Path(args.output)
     else:

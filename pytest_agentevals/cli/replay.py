@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import AgentEvalsError, ReplayDivergence, StaleCassette, UnrecordedRequest
 from ..recording.recorder import Recorder
 from ..recording.replay import MODES, Replayer
-from ..settings import Settings, find_pyproject, read_pyproject
+from ..settings import Settings
 from . import program as program_runner
 
 # A run that diverged (or met a request it cannot answer) exits 1, like a failing test.
@@ -77,10 +77,7 @@ def _options_after_trace(args: argparse.Namespace) -> None:
 def main(args: argparse.Namespace) -> int:
     _options_after_trace(args)
     program = program_runner.program_of(args)
-    pyproject = find_pyproject(Path.cwd())
-    settings = Settings.resolve(
-        pyproject.parent if pyproject else Path.cwd(), pyproject=read_pyproject(pyproject)
-    )
+    settings = Settings.for_command_line()
     mode = args.mode or settings.replay_mode
     output = Path(args.output) if args.output else None
     if output is not None and output.exists():

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..recording.scrub import SECRET_PATTERNS, secret_env_values
-from ..settings import Settings, find_pyproject, read_pyproject
+from ..settings import Settings
 
 SCANNED_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml")
 # What a scan never descends into: version control, environments, caches.
@@ -92,10 +92,7 @@ def main(args: argparse.Namespace) -> int:
     if args.paths:
         paths = [Path(p) for p in args.paths]
     else:
-        pyproject = find_pyproject(Path.cwd())
-        settings = Settings.resolve(
-            pyproject.parent if pyproject else Path.cwd(), pyproject=read_pyproject(pyproject)
-        )
+        settings = Settings.for_command_line()
         paths = [settings.cassette_dir]
     missing = [p for p in paths if not p.exists()]
     if missing:
