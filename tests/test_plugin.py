@@ -89,3 +89,25 @@ def test_pyramid_counts_a_rerun_test_once() -> None:
         summary.pytest_runtest_logreport(item)
     tally = summary.tallies["replay"]
     assert (tally.passed, tally.failed) == (1, 0)
+
+
+def test_recorder_fixture_under_xdist_writes_every_trace(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+        import pytest_agentevals as ae
+
+        @pytest.mark.parametrize("n", range(12))
+        def test_run(agentevals_recorder, n):
+            ae.note("worker", n=n)
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "--agentevals-trace-dir=traces", "--agentevals-history=off"
+    )
+    result.assert_outcomes(passed=12)
+    traces = sorted((pytester.path / "traces").glob("*.trace.jsonl"))
+    assert len(traces) == 12
+    seen = sorted(read_trace(path)[1]["data"]["n"] for path in traces)
+    assert seen == list(range(12))
+    assert len({read_trace(path)[0]["pid"] for path in traces}) == 2  # both workers recorded
