@@ -60,10 +60,3 @@ class Scrubber:
         for pattern in SECRET_PATTERNS:
             text = pattern.sub(REDACTED, text)
         return text
-
-
-def find_secrets(text: str, environ: Mapping[str, str] | None = None) -> list[str]:
-    """What in `text` looks secret: matches of the patterns and values of secret variables."""
-    found = [match.group(0) for pattern in SECRET_PATTERNS for match in pattern.finditer(text)]
-    found.extend(value for value in secret_env_values(environ) if value in text)
-    return found

@@ -88,8 +88,3 @@ def _walk(folder: str, prefix: str) -> Iterator[tuple[str, str, os.stat_result]]
                 yield relative, entry.path, entry.stat()
         except OSError:
             continue
-
-
-def snapshot(root: str | Path) -> dict[str, Any]:
-    """One snapshot, with no memory of earlier ones."""
-    return Snapshotter().snapshot(root)
