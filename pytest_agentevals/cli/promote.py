@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentEvalsError, TraceFormatError
-from ..recording.replay import load_cassette
+from ..recording.replay import MODES, load_cassette
 from ..recording.scrub import Scrubber
 from ..settings import Settings
 from ..trace.reader import TraceReader
@@ -51,9 +51,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("trace", help="the recorded run (.trace.jsonl)")
     parser.add_argument("--name", required=True, help="the cassette's name (letters, digits, - _ .)")
-    parser.add_argument(
-        "--mode", choices=("strict", "sequential"), default="strict", help="the test's replay mode"
-    )
+    parser.add_argument("--mode", choices=MODES, default="strict", help="the test's replay mode")
     parser.add_argument("--cassette-dir", help="default: [tool.agentevals] cassette_dir")
     parser.add_argument("--test-dir", default="tests", help="where the test file goes (default: tests)")
     parser.add_argument(

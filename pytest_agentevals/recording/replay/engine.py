@@ -35,6 +35,7 @@ from types import TracebackType
 from typing import Any
 
 from ...errors import AgentEvalsError, ReplayDivergence, UnrecordedRequest
+from ...settings import REPLAY_MODES
 from .. import active, harness
 from ..canonical import canonical_request
 from ..patching import patched
@@ -47,7 +48,7 @@ from .report import Divergence, ReplayReport
 from .tools import ToolPlayer, jsonable, recorded_exception
 from .transport import ReplayCassette, loud
 
-MODES = ("strict", "sequential")
+MODES = REPLAY_MODES  # one list of modes, shared with the settings that choose among them
 
 SEQUENTIAL_HINT = (
     'if the change is intended, re-record the cassette, or replay with mode="sequential" to test '
