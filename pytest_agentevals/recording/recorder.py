@@ -340,6 +340,8 @@ class Recorder:
                         each.end(self._halt_status() or "error")
                 self.guards = ()  # each was told the run ended
                 self.stop()
+                if cause is None or cause is refused:
+                    raise refused
                 raise refused from cause
 
     def before_call(self, request: Any) -> None:
@@ -360,7 +362,8 @@ class Recorder:
                     verdict = guard.before_call(call)
                 except Exception as exc:
                     self._release(call)
-                    raise loud(self._fail(guard, exc)) from exc
+                    error = self._fail(guard, exc)
+                    raise loud(error) from (exc if error is not exc else None)
                 if verdict is None:
                     continue
                 if verdict.action == "stop":
@@ -405,7 +408,8 @@ class Recorder:
                 try:
                     verdict = guard.after_call(call, result)
                 except Exception as exc:
-                    raise loud(self._fail(guard, exc)) from exc
+                    error = self._fail(guard, exc)
+                    raise loud(error) from (exc if error is not exc else None)
                 if verdict is not None:
                     self._guard_event(guard, Verdict.warn(verdict.reason, **verdict.details))
 

@@ -3,8 +3,9 @@
 One small JSON file (default `.agentevals/ledger.json`), read and rewritten under an exclusive
 `fcntl.flock` on a lock file beside it, each rewrite atomic (a temporary file, then `os.replace`).
 Per day it keeps the USD spent, the calls and runs counted, and whether the day's circuit breaker
-tripped; per running run, the USD its calls in flight reserved. Reservations of a process that is
-gone are dropped, so a killed run does not hold the day's budget for ever.
+tripped; per running run, the USD its calls in flight reserved. The reservation of a process that
+is gone (killed mid-run) is counted as spent on its day: what it settled but never wrote is inside
+it, and a ledger errs on the side of having spent more, never less.
 
 A ledger that cannot be read (corrupt, or locked longer than `lock_timeout` seconds) is an error
 naming the file: spending is never silently reset to zero. Days older than `KEEP_DAYS` are pruned.
@@ -94,7 +95,7 @@ class Ledger:
                         "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                     }
                 return state, False
-            entry = data["reservations"].setdefault(run_id, {"pid": os.getpid(), "usd": 0.0})
+            entry = data["reservations"].setdefault(run_id, {"pid": os.getpid(), "usd": 0.0, "day": today})
             entry["usd"] = float(entry["usd"]) + usd
             return state, True
 
@@ -122,6 +123,8 @@ class Ledger:
         fd = self._lock()
         try:
             data = self._load()
+            if write:
+                self._reap(data)
             yield data
             if write:
                 self._prune(data)
@@ -194,12 +197,19 @@ class Ledger:
 
     def _state(self, data: dict[str, Any], day: str) -> DayState:
         entry = data["days"].get(day) or {"spent_usd": 0.0, "tripped": None}
+        reserved = sum(
+            float(held["usd"]) for held in data["reservations"].values() if _alive(int(held["pid"]))
+        )
+        return DayState(day, float(entry["spent_usd"]), reserved, entry.get("tripped"))
+
+    def _reap(self, data: dict[str, Any]) -> None:
+        """Reservations of processes that are gone become spending on their day (never less)."""
         reservations = data["reservations"]
         for run_id, held in list(reservations.items()):
             if not _alive(int(held["pid"])):
-                del reservations[run_id]  # the process is gone: its calls never completed
-        reserved = sum(float(held["usd"]) for held in reservations.values())
-        return DayState(day, float(entry["spent_usd"]), reserved, entry.get("tripped"))
+                del reservations[run_id]
+                record = self._day(data, str(held.get("day") or self.today()))
+                record["spent_usd"] = round(float(record["spent_usd"]) + float(held["usd"]), 10)
 
     def _settle(self, data: dict[str, Any], run_id: str, settle: list[tuple[str, float, float]]) -> None:
         entry = data["reservations"].get(run_id)
@@ -257,4 +267,8 @@ def _problem(data: Any) -> str | None:
         pid = held.get("pid") if isinstance(held, dict) else None
         if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or not _number(held.get("usd")):
             return f"reservation {run_id!r}: needs a pid and usd >= 0"
+        try:
+            dt.date.fromisoformat(str(held.get("day", "1970-01-01")))
+        except ValueError:
+            return f"reservation {run_id!r}: {held.get('day')!r} is not a date"
     return None
