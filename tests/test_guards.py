@@ -504,3 +504,99 @@ def test_budget_values_are_checked() -> None:
         RunBudget(max_calls=2.5)
     with pytest.raises(ValueError, match="within >= 1"):
         Watchdog(0)
+
+
+# -- the loop guard -------------------------------------------------------------------------------
+
+COUNTER = {"n": 0}
+
+
+@ae.tool
+def look(path: str) -> str:
+    return f"contents of {path}"
+
+
+@ae.tool
+def flaky_fetch(url: str) -> str:
+    COUNTER["n"] += 1
+    raise ConnectionError(f"attempt {COUNTER['n']}: connection refused")  # a new message each time
+
+
+def tool_harness(client: anthropic.Anthropic, tools: dict[str, Callable[..., Any]], turns: int = 12) -> None:
+    """A minimal agent loop: call the model, run the tool it asks for, send the result back."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for _ in range(turns):
+        message = client.messages.create(model=MODEL, max_tokens=64, messages=messages)
+        messages.append(
+            {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in message.content]}
+        )
+        uses = [block for block in message.content if block.type == "tool_use"]
+        if not uses:
+            return
+        results = []
+        for use in uses:
+            try:
+                output, failed = tools[use.name](**use.input), False
+            except Exception as exc:
+                output, failed = str(exc), True
+            results.append(
+                {"type": "tool_result", "tool_use_id": use.id, "content": output, "is_error": failed}
+            )
+        messages.append({"role": "user", "content": results})
+
+
+@pytest.mark.parametrize(
+    ("rule", "script", "stopped_after"),
+    [
+        ("repeat", [Reply.tool_use("look", {"path": "a.txt"})] * 8, 3),
+        ("failing_repeat", [Reply.tool_use("flaky_fetch", {"url": "http://x"})] * 8, 3),
+        (
+            "alternation",
+            [Reply.tool_use("look", {"path": p}) for p in ("a.txt", "b.txt") * 4],
+            6,
+        ),
+    ],
+)
+def test_the_loop_guard_stops_each_kind_of_loop(
+    tmp_path: Path, rule: str, script: list[Reply], stopped_after: int
+) -> None:
+    path = tmp_path / f"{rule}.trace.jsonl"
+    tools = {"look": look, "flaky_fetch": flaky_fetch}
+    guards = guards_for(Budget(loop_repeat=3))  # the others default to 3 too
+    done, caught, sent = run_guarded(path, guards, script=script, body=lambda c: tool_harness(c, tools))
+    assert isinstance(caught, RunStopped)
+    assert caught.status == "loop"
+    assert caught.guard == "loop"
+    assert caught.reason.startswith(f"{rule}: ")
+    assert sent == done == stopped_after  # the loop's last tool call ran; the next request never left
+    events = events_of(path)
+    assert events[0]["budget"] == {"loop_repeat": 3, "loop_failing_repeat": 3, "loop_alternation": 3}
+    stop = guard_events(events)[0]
+    assert (stop["rule"], stop["status"]) == (rule, "loop")
+    tool_seqs = [e["seq"] for e in events if e["type"] == "tool_call"]
+    assert stop["seqs"] == tool_seqs[-len(stop["seqs"]) :]
+    assert events[-1]["status"] == "loop"
+
+
+def test_the_loop_guard_finds_loops_in_runs_without_recorded_tools(tmp_path: Path) -> None:
+    path = tmp_path / "untooled.trace.jsonl"
+    plain = {"look": lambda path: f"contents of {path}"}  # no @tool: actions come from the model calls
+    script = [Reply.tool_use("look", {"path": "a.txt"})] * 8
+    done, caught, _ = run_guarded(
+        path, guards_for(Budget(loop_repeat=3)), script=script, body=lambda c: tool_harness(c, plain)
+    )
+    assert isinstance(caught, RunStopped)
+    assert caught.status == "loop"
+    # The third result reaches the trace with the fourth request: found there, the fifth never left.
+    assert done == 4
+
+
+def test_a_loop_rule_at_zero_is_off(tmp_path: Path) -> None:
+    path = tmp_path / "off.trace.jsonl"
+    script = [Reply.tool_use("look", {"path": "a.txt"})] * 5 + [Reply.text("done")]
+    guards = guards_for(Budget(loop_repeat=0, loop_alternation=0, loop_failing_repeat=0))
+    done, caught, _ = run_guarded(path, guards, script=script, body=lambda c: tool_harness(c, {"look": look}))
+    assert caught is None
+    assert done == 6
+    with pytest.raises(ConfigError, match="1 is no loop"):
+        Budget.parse("[tool.agentevals.budget]", {"loop_repeat": 1})

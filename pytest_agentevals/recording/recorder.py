@@ -29,7 +29,7 @@ from .providers.anthropic import is_messages_call
 from .scrub import Scrubber
 from .workspace import Snapshotter
 
-# Events the guards see (a guard's own events are not among them).
+# Events the guards see (a guard's own events are not among them; model calls they see too).
 _OBSERVED = frozenset({"tool_call", "verification", "checkpoint", "compaction", "note"})
 
 
@@ -270,6 +270,7 @@ class Recorder:
         if isinstance(call, Call):
             result = CallResult(status, fields.get("usage") or {}, fields.get("cost_usd"))
             self._after_call(call, result)
+            self._observe(event)
 
     def _tool_event(
         self, name: str, tool_input: dict[str, Any], started: float, output: Any, error: BaseException | None

@@ -14,6 +14,7 @@ from .guard import Call, CallResult, Guard, Run, Verdict
 from .ledger import Ledger
 from .left import BudgetLeft, budget_left, expect_progress
 from .limits import Budget, split_keywords
+from .loop import LoopGuard
 from .run_budget import RunBudget
 from .watchdog import Watchdog
 
@@ -27,6 +28,7 @@ __all__ = [
     "GuardError",
     "Ledger",
     "LedgerError",
+    "LoopGuard",
     "Run",
     "RunBudget",
     "RunStopped",

@@ -10,6 +10,7 @@ from .daily import DailyBudget
 from .guard import Guard
 from .ledger import Ledger
 from .limits import Budget
+from .loop import LoopGuard
 from .run_budget import RunBudget
 from .watchdog import Ask, Watchdog
 
@@ -42,4 +43,7 @@ def guards_for(
     within = budget.watchdog_calls
     if within is not None:
         guards.append(Watchdog(within, ask=ask))
+    loops = budget.loops
+    if loops is not None:
+        guards.append(LoopGuard(**loops))
     return guards

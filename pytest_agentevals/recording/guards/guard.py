@@ -127,7 +127,8 @@ class Guard:
         return None
 
     def observe(self, event: Mapping[str, Any]) -> None:
-        """A tool, harness or verification event was written."""
+        """An event was written: a tool call, checkpoint, compaction, verification or note, or a model
+        call (after `after_call`)."""
 
     def end(self, status: str) -> None:
         """The run ended with `status`: release whatever the guard holds."""

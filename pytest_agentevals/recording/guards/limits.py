@@ -29,9 +29,17 @@ KEYS: dict[str, tuple[bool, float, str]] = {
     "max_seconds": (False, 0, "wall-clock seconds of the run"),
     "max_daily_cost_usd": (False, 0, "USD of every run on this machine today (the ledger)"),
     "stall_calls": (True, 0, "model calls without verified progress before the watchdog asks (0: off)"),
-    "loop_repeat": (True, 2, "the same action with the same result this many times in a row is a loop"),
-    "loop_failing_repeat": (True, 2, "the same failing action this many times is a loop"),
-    "loop_alternation": (True, 2, "this many A-B cycles of two actions is a loop"),
+    "loop_repeat": (
+        True,
+        0,
+        "the same action with the same result this many times in a row is a loop (0: off)",
+    ),
+    "loop_failing_repeat": (
+        True,
+        0,
+        "the same failing action this many times within 10 actions is a loop (0: off)",
+    ),
+    "loop_alternation": (True, 0, "this many A-B cycles of two actions is a loop (0: off)"),
 }
 RUN_KEYS = ("max_tokens", "max_cost_usd", "max_calls", "max_seconds")
 COST_KEYS = ("max_call_cost_usd", "max_cost_usd", "max_daily_cost_usd")
@@ -113,9 +121,15 @@ class Budget:
         return None
 
     @property
-    def loops(self) -> bool:
-        """Whether the loop guard is on: when any loop_* key is set."""
-        return any(getattr(self, key) is not None for key in LOOP_KEYS)
+    def loops(self) -> dict[str, int] | None:
+        """The loop guard's thresholds, or None when it is off: on when any loop_* key is set (the
+        others then default to 3, the metrics' default); a rule at 0 is off."""
+        if all(getattr(self, key) is None for key in LOOP_KEYS):
+            return None
+        return {
+            key.removeprefix("loop_"): (value if (value := getattr(self, key)) is not None else 3)
+            for key in LOOP_KEYS
+        }
 
     @property
     def empty(self) -> bool:
@@ -139,6 +153,8 @@ def check(where: str, key: str, value: Any) -> int | float:
     if whole:
         if int(value) != value:
             raise ConfigError(where, f"{value!r} is not a whole number", f"give {_kind(key)}")
+        if key in LOOP_KEYS and value == 1:
+            raise ConfigError(where, "1 is no loop", "give 0 (off) or at least 2")
         return int(value)
     return float(value)
 
