@@ -11,9 +11,9 @@ It counts successful model calls since the last `verification` event that raised
    calls; anything else (no hook, None, False)
 3. stops the run as `stalled`.
 
-`expect_progress(within=N, reason=...)` announces legitimate long work: the watchdog allows N calls
-from there (a `watchdog` event, action `expect`), until progress or, used as a `with` block, the
-block's end.
+`expect_progress(within=N, reason=...)` announces legitimate long work: the watchdog allows at least
+N calls from there (a `watchdog` event, action `expect`), until progress or, used as a `with` block,
+the block's end.
 """
 
 from __future__ import annotations
@@ -119,11 +119,15 @@ class Watchdog(Guard):
     # -- expect_progress ------------------------------------------------------------------------
 
     def expect(self, within: int, reason: str) -> None:
+        """Allow at least `within` more successful calls without progress from here (a grace never
+        shortens what the window allows already)."""
+        if self._run is not None:
+            self._run.emit("watchdog", action="expect", reason=reason, within=within)
+        if within <= self.window - self.since:
+            return
         self.since = 0
         self.window = within
         self.grace = reason
-        if self._run is not None:
-            self._run.emit("watchdog", action="expect", reason=reason, within=within)
 
     def end_grace(self, reason: str) -> None:
         """A `with expect_progress(...)` block ended: back to the normal window, from here."""
