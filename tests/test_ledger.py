@@ -74,16 +74,51 @@ def test_the_breaker_trips_and_the_next_run_is_refused_before_it_starts(tmp_path
 def test_raising_the_limit_above_the_trip_lets_runs_start_again(tmp_path: Path) -> None:
     ledger = Ledger(tmp_path / "ledger.json")
     assert ledger.start_run("a", 1.0) is None
-    state, reserved = ledger.reserve("a", 2.0, 1.0, [])
-    assert not reserved
+    state, granted = ledger.hold("a", [], 0.0, 2.0, 2.0, 1.0)
+    assert granted is None  # not even the call fits: the breaker trips
     assert state.spent_usd == 0.0
     assert ledger.start_run("b", 1.0) is not None  # tripped at $1
     assert ledger.start_run("b", 0.5) is not None
     assert ledger.start_run("b", 5.0) is None  # a deliberately higher limit
-    assert ledger.reserve("b", 2.0, 5.0, [])[1]
-    ledger.finish("b", [(ledger.today(), 2.0, 1.5)])
+    assert ledger.hold("b", [], 0.0, 2.0, 3.0, 5.0)[1] == 3.0
+    ledger.finish("b", [(ledger.today(), 1.5)])
     assert ledger.state().spent_usd == 1.5
     assert ledger.state().reserved_usd == 0.0
+
+
+def test_a_lease_is_cut_to_the_room_left_and_given_back_at_the_end(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.json")
+    assert ledger.hold("other", [], 0.0, 0.5, 0.5, 1.0)[1] == 0.5
+    state, granted = ledger.hold("mine", [], 0.0, 0.2, 0.8, 1.0)
+    assert granted == 0.5  # all the room there is, more than the call needs
+    assert state.reserved_usd == 0.5  # what the other run holds
+    ledger.finish("mine", [(ledger.today(), 0.1)])
+    assert ledger.state().spent_usd == 0.1
+    assert ledger.state().reserved_usd == 0.5  # the other run's lease only
+
+
+def test_a_run_takes_a_lease_so_most_calls_touch_no_file(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.json")
+    transactions: list[float | None] = []
+    hold = ledger.hold
+
+    def counted(*args: Any) -> Any:
+        state, granted = hold(*args)
+        transactions.append(granted)
+        return state, granted
+
+    ledger.hold = counted  # type: ignore[method-assign]
+    path = tmp_path / "lease.trace.jsonl"
+    with SimServer(lambda request: Reply.text("ok"), seed=1) as sim:
+        client = anthropic.Anthropic(base_url=sim.url, api_key="sim", max_retries=0)
+        with ae.Recorder(path, guards=[DailyBudget(10.0, ledger)]):
+            chat(client, 30)
+            held = json.loads(ledger.path.read_text())["reservations"]
+    # 30 calls, two transactions: one lease of a fiftieth of $10 at the first call, and the end.
+    assert transactions == [pytest.approx(0.2), 0.0]
+    assert [entry["usd"] for entry in held.values()] == [pytest.approx(0.2)]
+    assert spent(ledger.path) == pytest.approx(trace_cost(path))  # settled at the end, nothing held
+    assert json.loads(ledger.path.read_text())["reservations"] == {}
 
 
 CONCURRENT = textwrap.dedent(
@@ -219,7 +254,7 @@ def test_a_dead_process_reservation_counts_as_spent(tmp_path: Path) -> None:
 def test_old_days_are_pruned(tmp_path: Path) -> None:
     today = dt.date(2025, 6, 30)
     ledger = Ledger(tmp_path / "ledger.json", today=lambda: today)
-    ledger.finish("r", [("2025-01-01", 0.0, 1.0), ("2025-06-29", 0.0, 2.0)])
+    ledger.finish("r", [("2025-01-01", 1.0), ("2025-06-29", 2.0)])
     days = json.loads(ledger.path.read_text())["days"]
     assert set(days) == {"2025-06-29"}
     assert os.stat(ledger.path).st_size < 1000

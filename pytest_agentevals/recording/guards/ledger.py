@@ -3,9 +3,9 @@
 One small JSON file (default `.agentevals/ledger.json`), read and rewritten under an exclusive
 `fcntl.flock` on a lock file beside it, each rewrite atomic (a temporary file, then `os.replace`).
 Per day it keeps the USD spent, the calls and runs counted, and whether the day's circuit breaker
-tripped; per running run, the USD its calls in flight reserved. The reservation of a process that
-is gone (killed mid-run) is counted as spent on its day: what it settled but never wrote is inside
-it, and a ledger errs on the side of having spent more, never less.
+tripped; per running run, the USD it holds (its calls in flight and the rest of its lease). What a
+process that is gone (killed mid-run) held is counted as spent on its day: what it spent but never
+settled is inside it, and a ledger errs on the side of having spent more, never less.
 
 A ledger that cannot be read (corrupt, or locked longer than `lock_timeout` seconds) is an error
 naming the file: spending is never silently reset to zero. Days older than `KEEP_DAYS` are pruned.
@@ -76,34 +76,47 @@ class Ledger:
             day["runs"] += 1
             return None
 
-    def reserve(
-        self, run_id: str, usd: float, limit: float, settle: list[tuple[str, float, float]]
-    ) -> tuple[DayState, bool]:
-        """Settle earlier calls (`(day, reserved, actual)` each), then reserve `usd` for a call if
-        today's spent + every run's reservations + `usd` stays within `limit`. Returns today's state
-        (before this reservation) and whether it was made; a refusal trips today's breaker."""
+    def hold(
+        self,
+        run_id: str,
+        settle: list[tuple[str, float]],
+        floor: float,
+        need: float,
+        want: float,
+        limit: float,
+    ) -> tuple[DayState, float | None]:
+        """One transaction of a run: add its settled spending (`(day, usd)` each) to those days, then
+        set what it holds in reservations today: `want` if today's spent + every other run's holdings
+        + `want` stays within `limit`, else as much as there is room for down to `need`. Returns today's
+        state (other runs' holdings as `reserved_usd`) and the amount held — or None when not even
+        `need` fits: the run keeps `floor` (its calls in flight) and today's breaker trips."""
         with self._transaction() as data:
-            self._settle(data, run_id, settle)
+            for when, usd in settle:
+                record = self._day(data, when)
+                record["spent_usd"] = round(float(record["spent_usd"]) + usd, 10)
+                record["calls"] += 1
             today = self.today()
+            reservations = data["reservations"]
+            reservations.pop(run_id, None)
             state = self._state(data, today)
-            if state.spent_usd + state.reserved_usd + usd > limit:
-                day = self._day(data, today)
-                if day["tripped"] is None or float(day["tripped"]["limit_usd"]) < limit:
-                    day["tripped"] = {
+            room = limit - state.spent_usd - state.reserved_usd
+            granted: float | None = min(want, room) if room >= need else None
+            if granted is None:
+                entry = self._day(data, today)
+                if entry["tripped"] is None or float(entry["tripped"]["limit_usd"]) < limit:
+                    entry["tripped"] = {
                         "limit_usd": limit,
                         "run_id": run_id,
                         "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                     }
-                return state, False
-            entry = data["reservations"].setdefault(run_id, {"pid": os.getpid(), "usd": 0.0, "day": today})
-            entry["usd"] = float(entry["usd"]) + usd
-            return state, True
+            held = floor if granted is None else granted
+            if held > 0:
+                reservations[run_id] = {"pid": os.getpid(), "usd": held, "day": today}
+            return state, granted
 
-    def finish(self, run_id: str, settle: list[tuple[str, float, float]]) -> None:
-        """Settle the run's last calls and drop whatever it still reserves."""
-        with self._transaction() as data:
-            self._settle(data, run_id, settle)
-            data["reservations"].pop(run_id, None)
+    def finish(self, run_id: str, settle: list[tuple[str, float]]) -> None:
+        """Add the run's last settled spending and drop whatever it still holds."""
+        self.hold(run_id, settle, 0.0, 0.0, 0.0, float("inf"))
         self.close()
 
     def state(self) -> DayState:
@@ -210,15 +223,6 @@ class Ledger:
                 del reservations[run_id]
                 record = self._day(data, str(held.get("day") or self.today()))
                 record["spent_usd"] = round(float(record["spent_usd"]) + float(held["usd"]), 10)
-
-    def _settle(self, data: dict[str, Any], run_id: str, settle: list[tuple[str, float, float]]) -> None:
-        entry = data["reservations"].get(run_id)
-        for day, reserved, actual in settle:
-            if entry is not None:
-                entry["usd"] = max(0.0, float(entry["usd"]) - reserved)
-            record = self._day(data, day)
-            record["spent_usd"] = round(float(record["spent_usd"]) + actual, 10)
-            record["calls"] += 1
 
     def _prune(self, data: dict[str, Any]) -> None:
         oldest = (self._today() - dt.timedelta(days=KEEP_DAYS)).isoformat()
