@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime as dt
 import os
@@ -15,22 +14,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ..errors import AgentEvalsError, GuardError, RecordingError, RunStopped
+from ..errors import RecordingError, RunStopped
 from ..trace.events import RUN_STATUSES, TRACE_VERSION, Event
 from ..trace.writer import TraceWriter
 from . import active, contract, exchange
 from .bodies import BodyDecoder
-from .guards.costs import estimate_input_tokens, max_tokens_of, reserve_cost
-from .guards.guard import Call, CallResult, Guard, Verdict
-from .loud import loud
+from .guards.guard import Guard
+from .guards.runner import OBSERVED, GuardRunner
 from .patching import patched
 from .prices import PriceTable
-from .providers.anthropic import is_messages_call
 from .scrub import Scrubber
 from .workspace import Snapshotter
-
-# Events the guards see (a guard's own events are not among them; model calls they see too).
-_OBSERVED = frozenset({"tool_call", "verification", "checkpoint", "compaction", "note"})
 
 
 class _RecordingCassette:
@@ -45,7 +39,7 @@ class _RecordingCassette:
         # vcrpy asks this first, before the real request goes out: the guards decide here, and the
         # latency clock starts after them.
         if self._recorder.guards:
-            self._recorder.before_call(request)
+            self._recorder.guarding.before_call(request)
         request._agentevals_started = time.perf_counter()
         return False
 
@@ -104,12 +98,7 @@ class Recorder:
         self._observed: dict[str, Any] | None = None
         self.snapshots = Snapshotter()
         self._bodies = BodyDecoder()
-        self.guards: tuple[Guard, ...] = tuple(guards)
-        self._guard_lock = threading.RLock()
-        self._calls = 0  # model requests the guards saw
-        self._in_flight: dict[object, Call] = {}  # by thread or asyncio task: at most one each
-        self._halt: AgentEvalsError | None = None  # what stopped the run (a guard's stop or failure)
-        self._failure: BaseException | None = None  # a guard's own exception, for run_end.error
+        self.guarding = GuardRunner(guards, self, self._bodies.decode)
         self._last_checkpoint: int | None = None
 
     # -- life cycle ------------------------------------------------------------------------------
@@ -152,13 +141,14 @@ class Recorder:
         if self.task is not None:
             start["task"] = self.task
         if self.guards:
-            budget: dict[str, float] = {}
-            for guard in self.guards:
-                budget.update(guard.limits())
-            start["budget"] = budget
+            start["budget"] = self.guarding.limits()
             start["guards"] = [guard.name for guard in self.guards]
         self._writer.write(start, sync=True)
-        self._start_guards()
+        refused = self.guarding.start()
+        if refused is not None:  # a guard refused the run: its trace says so, and nothing is sent
+            self.stop()
+            error, cause = refused
+            raise error from cause
         active.push_recorder(self)
         if self._http:
             self._patches = contextlib.ExitStack()
@@ -180,11 +170,11 @@ class Recorder:
             self._patches.close()
             self._patches = None
         active.pop_recorder(self)
-        final = self._halt_status() or self.status or status or ("error" if error else "ok")
-        self._end_guards(final)
-        if self._failure is not None:
-            error = self._failure  # the guard's own traceback, not the SDK's frames around it
-        elif isinstance(error, RunStopped) and self._halt is not None:
+        guarding = self.guarding
+        guarding.end(guarding.halt_status or self.status or status or ("error" if error else "ok"))
+        if guarding.failure is not None:
+            error = guarding.failure  # the guard's own traceback, not the SDK's frames around it
+        elif isinstance(error, RunStopped) and guarding.halt is not None:
             error = None  # the run's own stop: its guard event says why
         with self._lock:
             end: Event = {
@@ -192,7 +182,7 @@ class Recorder:
                 "seq": self._next_seq(),
                 "t": self._now(),
                 # A guard's stop, then what the harness said with end(), then the way out.
-                "status": self._halt_status() or self.status or status or ("error" if error else "ok"),
+                "status": guarding.halt_status or self.status or status or ("error" if error else "ok"),
                 "totals": {**self.totals, "steps": self.steps, "cost_usd": round(self.totals["cost_usd"], 8)},
             }
             if self._observed is not None:
@@ -240,8 +230,8 @@ class Recorder:
             self._writer.write(event, sync=sync)
             if kind == "checkpoint":
                 self._last_checkpoint = event["seq"]
-        if self.guards and kind in _OBSERVED:
-            self._observe(event)
+        if self.guards and kind in OBSERVED:
+            self.guarding.observe(event)
         return event
 
     def record_http(self, vcr_request: Any, vcr_response: dict[str, Any], latency_s: float) -> None:
@@ -266,11 +256,9 @@ class Recorder:
             event = {"type": "model_call", "seq": self._next_seq(), "t": self._now(), "step": step, **fields}
             if self._writer is not None:
                 self._writer.write(event)
-        call = getattr(vcr_request, "_agentevals_call", None)
-        if isinstance(call, Call):
-            result = CallResult(status, fields.get("usage") or {}, fields.get("cost_usd"))
-            self._after_call(call, result)
-            self._observe(event)
+        if self.guards and fields["provider"] == "anthropic":
+            self.guarding.after_call(vcr_request, status, fields.get("usage") or {}, fields.get("cost_usd"))
+            self.guarding.observe(event)
 
     def _tool_event(
         self, name: str, tool_input: dict[str, Any], started: float, output: Any, error: BaseException | None
@@ -309,7 +297,11 @@ class Recorder:
         self._tool_event(name, tool_input, started, output, None)
         return output
 
-    # -- guards ----------------------------------------------------------------------------------
+    # -- what guards read ------------------------------------------------------------------------
+
+    @property
+    def guards(self) -> tuple[Guard, ...]:
+        return self.guarding.guards
 
     @property
     def prices(self) -> PriceTable:
@@ -320,182 +312,12 @@ class Recorder:
         """The seq of the run's last checkpoint event, if any."""
         return self._last_checkpoint
 
-    def _start_guards(self) -> None:
-        """Let each guard see the run start; a stop here refuses the whole run (its trace says so)."""
-        started: list[Guard] = []
-        for guard in self.guards:
-            refused: AgentEvalsError | None = None
-            cause: BaseException | None = None
-            try:
-                verdict = guard.start(self)
-            except Exception as exc:
-                refused, cause, verdict = self._fail(guard, exc), exc, None
-            started.append(guard)
-            if verdict is not None and verdict.action == "stop":
-                refused = self._halt_with(guard, verdict)
-            elif verdict is not None:
-                self._guard_event(guard, verdict)
-            if refused is not None:
-                for each in started:
-                    with contextlib.suppress(Exception):
-                        each.end(self._halt_status() or "error")
-                self.guards = ()  # each was told the run ended
-                self.stop()
-                if cause is None or cause is refused:
-                    raise refused
-                raise refused from cause
-
-    def before_call(self, request: Any) -> None:
-        """Ask every guard about a model request before it leaves; raises (loudly, so the SDK neither
-        retries nor wraps it) when one stops the run or fails."""
-        if not is_messages_call(request.method, request.uri):
-            return
-        with self._guard_lock:
-            if self._halt is not None:
-                raise loud(self._halt)
-            flight = _flight_key()
-            abandoned = self._in_flight.pop(flight, None)
-            if abandoned is not None:  # that request never got a response (the connection broke)
-                self._after_call(abandoned, None)
-            call = self._call_of(request)
-            for guard in self.guards:
-                try:
-                    verdict = guard.before_call(call)
-                except Exception as exc:
-                    self._release(call)
-                    error = self._fail(guard, exc)
-                    raise loud(error) from (exc if error is not exc else None)
-                if verdict is None:
-                    continue
-                if verdict.action == "stop":
-                    self._release(call)
-                    raise loud(self._halt_with(guard, verdict))
-                self._guard_event(guard, verdict)
-            self._in_flight[flight] = call
-            request._agentevals_call = call
-
-    def _call_of(self, request: Any) -> Call:
-        raw = request.body
-        if raw is not None and not isinstance(raw, bytes):
-            raw = b"".join(raw) if not isinstance(raw, str) else raw.encode()
-        raw = raw or b""
-        body: Any = {}
-        with contextlib.suppress(ValueError):
-            body = self._bodies.decode(raw) if raw else {}
-        if not isinstance(body, dict):
-            body = {}
-        else:
-            request._agentevals_body = body  # decoded once: the model_call event reuses it
-        model = body.get("model") if isinstance(body.get("model"), str) else ""
-        max_tokens = max_tokens_of(body)
-        input_tokens = estimate_input_tokens(raw)
-        self._calls += 1
-        return Call(
-            index=self._calls,
-            model=model,
-            max_tokens=max_tokens,
-            input_tokens=input_tokens,
-            cost_usd=reserve_cost(self._prices, model, input_tokens, max_tokens),
-            body=body,
-        )
-
-    def _after_call(self, call: Call, result: CallResult | None) -> None:
-        with self._guard_lock:
-            if result is not None:
-                flight = _flight_key()
-                if self._in_flight.get(flight) is call:
-                    del self._in_flight[flight]
-            for guard in self.guards:
-                try:
-                    verdict = guard.after_call(call, result)
-                except Exception as exc:
-                    error = self._fail(guard, exc)
-                    raise loud(error) from (exc if error is not exc else None)
-                if verdict is not None:
-                    self._guard_event(guard, Verdict.warn(verdict.reason, **verdict.details))
-
-    def _release(self, call: Call) -> None:
-        """A call that will not leave: every guard gives back what it reserved for it."""
-        for guard in self.guards:
-            with contextlib.suppress(Exception):
-                guard.after_call(call, None)
-
-    def _observe(self, event: Event) -> None:
-        with self._guard_lock:
-            for guard in self.guards:
-                try:
-                    guard.observe(event)
-                except Exception as exc:
-                    # Raised at the run's next model request: a harness event is no place to fail.
-                    self._fail(guard, exc)
-
-    def _guard_event(self, guard: Guard, verdict: Verdict, **extra: Any) -> None:
-        fields: dict[str, Any] = {"guard": guard.name, "action": verdict.action, "reason": verdict.reason}
-        if verdict.status is not None:
-            fields["status"] = verdict.status
-        fields.update({k: v for k, v in verdict.details.items() if k not in fields})
-        fields.update(extra)
-        self.emit("guard", sync=verdict.action == "stop", **fields)
-
-    def _halt_with(self, guard: Guard, verdict: Verdict) -> RunStopped:
-        """A guard stops the run: its event, its status for run_end; the error to raise."""
-        status = verdict.status if verdict.status in RUN_STATUSES else "budget_exhausted"
-        stop = RunStopped(status, guard.name, verdict.reason, verdict.fix)
-        self._guard_event(guard, Verdict.stop(status, verdict.reason, **verdict.details))
-        self._halt = stop
-        return stop
-
-    def _fail(self, guard: Guard, exc: BaseException) -> AgentEvalsError:
-        """A guard raised: the run ends as error, with the guard's traceback in the trace. Returns
-        the error to raise (the guard's own when it is ours, else a GuardError)."""
-        if isinstance(exc, AgentEvalsError):
-            error: AgentEvalsError = exc
-        else:
-            error = GuardError(
-                f"the {guard.name} guard failed: {type(exc).__name__}: {exc} (the run ends as error; "
-                "its traceback is in the trace's run_end.error)"
-            )
-        self._guard_event(
-            guard,
-            Verdict.stop("error", str(error)),
-            action="error",
-            traceback="".join(traceback.format_exception(exc))[-4000:],
-        )
-        if self._halt is None:
-            self._halt = error
-            self._failure = exc
-        return error
-
-    def _halt_status(self) -> str | None:
-        if self._halt is None:
-            return None
-        return self._halt.status if isinstance(self._halt, RunStopped) else "error"
-
-    def _end_guards(self, status: str) -> None:
-        for call in list(self._in_flight.values()):
-            self._release(call)
-        self._in_flight.clear()
-        for guard in self.guards:
-            try:
-                guard.end(status)
-            except Exception as exc:
-                self._fail(guard, exc)
-
     def count(self, kind: str, passed: bool | None = None) -> None:
         with self._lock:
             if kind == "verification":
                 self.totals["verifications"]["passed" if passed else "failed"] += 1
             else:
                 self.totals[kind] += 1
-
-
-def _flight_key() -> object:
-    """What one request in flight belongs to: its asyncio task, or else its thread."""
-    try:
-        task = asyncio.current_task()
-    except RuntimeError:
-        task = None
-    return task if task is not None else threading.get_ident()
 
 
 def _qualified(cls: type) -> str:
