@@ -153,6 +153,29 @@ def test_it(agentevals_recorder):
     assert expected in result.stderr.str()
 
 
+def test_the_daily_budget_trips_in_one_test_and_refuses_the_next(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml("[tool.agentevals.budget]\nmax_daily_cost_usd = 0.002\n")
+    pytester.makepyfile(
+        CHATTY
+        + """
+def test_a_spends_the_day(agentevals_recorder, client):
+    chat(client, 100)
+
+def test_b_is_refused(agentevals_recorder, client):
+    chat(client, 1)
+"""
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1, errors=1)
+    result.stdout.fnmatch_lines(["*refused before it started: today's cost breaker tripped*"])
+    ledger = json.loads((pytester.path / ".agentevals" / "ledger.json").read_text())
+    (day,) = ledger["days"].values()
+    spent = trace_of(pytester, "test_a_spends_the_day")[-1]["totals"]["cost_usd"]
+    assert day["spent_usd"] == pytest.approx(spent)
+    assert day["tripped"]["limit_usd"] == 0.002
+    assert [e["type"] for e in trace_of(pytester, "test_b_is_refused")] == ["run_start", "guard", "run_end"]
+
+
 def test_the_watchdog_asks_the_hook_then_stops_the_test_as_stalled(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(
         """
