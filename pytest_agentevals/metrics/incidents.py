@@ -5,8 +5,10 @@ Harnesses report some of them as plain notes, so they are recognised by what a n
 
 - a restart: a note whose message starts with "restart" ("restarting from the last checkpoint"),
   or whose `data.action` or `data.decision` is "restart";
-- a watchdog firing: a `watchdog` event, or a note whose message starts with "watchdog"
-  ("watchdog fired"); both are counted, as a harness reports either one or the other;
+- a watchdog firing: a `watchdog` event whose action is "ask" (the framework's watchdog asking
+  whether to go on; its "continue" and "expect" events are markers, not firings), or a note whose
+  message starts with "watchdog" ("watchdog fired"); both are counted, as a harness reports either
+  one or the other;
 - a budget stop: a `guard` event whose status is `budget_exhausted`, or a note whose message says
   "budget exhausted";
 - a replay divergence: the note the replay engine writes ("replay divergence").
@@ -43,8 +45,17 @@ def is_restart(event: Event) -> bool:
 
 
 def is_watchdog(event: Event) -> bool:
+    """A watchdog event or note (a marker)."""
     kind = event.get("type")
     return kind == "watchdog" or (kind == "note" and _message(event).startswith("watchdog"))
+
+
+def is_watchdog_fire(event: Event) -> bool:
+    """A watchdog firing (counted): see the module docstring."""
+    kind = event.get("type")
+    if kind == "watchdog":
+        return event.get("action") in ("ask", None)
+    return kind == "note" and _message(event).startswith("watchdog")
 
 
 def is_budget_stop(event: Event) -> bool:

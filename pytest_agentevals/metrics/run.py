@@ -290,7 +290,7 @@ class MetricsScan:
                 counts.overloaded += 1
         elif marker == "restart":
             counts.restarts += 1
-        elif marker == "watchdog":
+        elif marker == "watchdog" and incidents.is_watchdog_fire(event):
             counts.watchdog_fires += 1
         elif marker == "divergence":
             counts.divergences += 1
