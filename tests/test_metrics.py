@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import pytest_agentevals as ae
 from pytest_agentevals.metrics import (
     LoopDetector,
+    RunMetrics,
     analyze,
     cache_hit_rate,
     compute,
@@ -99,6 +100,13 @@ def test_longest_stretch_without_progress_stops_at_the_verified_pass() -> None:
     unfinished = Run().call().call().verify(0.5).calls(3).call().verify(0.9).calls(4).end("failed")
     m = compute(unfinished)
     assert (m.longest_no_progress, m.longest_no_progress_from) == (4, 7)
+
+
+def test_stored_metrics_load_back() -> None:
+    stored = compute(auc_run()).to_json()
+    with pytest.raises(ValueError, match="lack progress_auc"):
+        RunMetrics.from_json({k: v for k, v in stored.items() if k != "progress_auc"})
+    assert RunMetrics.from_json({**stored, "added_later": 1}) == compute(auc_run())
 
 
 def test_a_run_without_model_calls_or_verifications() -> None:
@@ -279,7 +287,7 @@ def test_metrics_stay_within_their_ranges(items: list[tuple[Any, ...]], budget: 
     assert (m.cost_per_verified_pass is None) == (not m.verified_pass)
     assert m.false_claim == (not m.verified_pass)  # every run here ends "ok"
     assert 0 <= m.longest_no_progress <= m.steps
-    json.dumps(m.to_json())
+    assert RunMetrics.from_json(json.loads(json.dumps(m.to_json()))) == m
 
 
 @settings(max_examples=200, deadline=None)
@@ -398,3 +406,90 @@ def test_show_measures_a_trace_cut_off_mid_file(tmp_path: Path) -> None:
     shown = run_agentevals("show", path, cwd=tmp_path)  # its exit code is the summary's business
     assert "bad.trace.jsonl:6: the line is not valid JSON" in shown.stdout
     assert "metrics    no verified pass (progress 50%)" in shown.stdout
+
+
+# -- untrusted traces ------------------------------------------------------------------------------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 10**6) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=12,
+)
+SSE_TYPES = (
+    "message_start",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+    "message_delta",
+)
+SSE = st.lists(
+    st.fixed_dictionaries(
+        {
+            "event": st.text(max_size=4),
+            "data": st.fixed_dictionaries(
+                {
+                    "type": st.sampled_from(SSE_TYPES),
+                    "index": JSON,
+                    "message": JSON | st.just({"content": []}),
+                    "content_block": JSON
+                    | st.just({"type": "tool_use", "id": "t", "name": "x", "input": {}}),
+                    "delta": JSON
+                    | st.fixed_dictionaries({"type": st.just("input_json_delta"), "partial_json": JSON}),
+                    "usage": JSON,
+                }
+            ),
+        }
+    )
+    | JSON,
+    max_size=6,
+)
+
+
+@st.composite
+def crafted_events(draw: st.DrawFn) -> dict[str, Any]:
+    kind = draw(st.sampled_from(["model_call", "tool_call", "verification", "note", "guard", "watchdog"]))
+    event: dict[str, Any] = {
+        "type": kind,
+        "seq": 1,
+        "t": draw(st.floats(0, 9)),
+        "step": draw(st.integers(0, 9)),
+    }
+    if kind == "model_call":
+        response: dict[str, Any] = {"status": draw(st.sampled_from([200, 429, 500, 529]))}
+        response["json" if draw(st.booleans()) else "sse"] = draw(JSON | SSE)
+        event.update(
+            provider=draw(st.sampled_from(["anthropic", "http"])),
+            request={"body": draw(JSON)},
+            response=response,
+            usage=draw(JSON),
+            cost_usd=draw(JSON),
+            model=draw(JSON),
+        )
+    elif kind == "tool_call":
+        event.update(name="t", input=draw(st.dictionaries(st.text(max_size=3), JSON)), duration_ms=1)
+        event["output" if draw(st.booleans()) else "error"] = draw(JSON)
+    elif kind == "verification":
+        event.update(name="v", passed=draw(st.booleans()), progress=draw(JSON))
+    else:
+        event.update(
+            message=draw(st.text(max_size=12)), data=draw(JSON), reason=draw(JSON), action=draw(JSON)
+        )
+        event.update(guard=draw(JSON), status=draw(JSON))
+    return event
+
+
+@settings(max_examples=300, deadline=None)
+@given(events=st.lists(crafted_events(), max_size=12), end=JSON)
+def test_a_crafted_trace_never_breaks_the_metrics(events: list[dict[str, Any]], end: Any) -> None:
+    """Fields of the wrong shape (a trace arrives in a pull request) are skipped, never raised on."""
+    run = (
+        Run().events
+        + events
+        + [{"type": "run_end", "seq": 99, "t": 9.5, "status": "ok", "totals": {}, "error": end}]
+    )
+    for seq, event in enumerate(run[1:], start=1):
+        event["seq"] = seq
+    metrics, series = analyze(run)
+    assert 0.0 <= metrics.progress_auc <= 1.0
+    json.dumps(metrics.to_json())
+    json.dumps(series.to_json())

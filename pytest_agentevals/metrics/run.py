@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +87,16 @@ class RunMetrics:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunMetrics:
+        """Metrics stored with `to_json` (a marathon's results file), back as an object; keys it
+        does not know are ignored, so metrics stored by a newer version still load."""
+        names = [item.name for item in fields(cls)]
+        missing = [name for name in names if name not in data]
+        if missing:
+            raise ValueError(f"stored run metrics lack {', '.join(missing)}; store them with to_json()")
+        return cls(**{name: data[name] for name in names})
 
 
 @dataclass
