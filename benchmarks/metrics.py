@@ -10,8 +10,11 @@ so it rises over the whole run. Then, alternately in this one process:
 - metrics: `metrics.compute_file(path)`, the same file read once and every metric computed;
 - read+compute: `read_trace(path)` and then `metrics.compute(events)` on the list it returned.
 
-Prints one JSON line per figure: `metrics_ratio_to_read` (metrics over read, medians) and
-`read_then_compute_ratio` (read+compute over read). Run from the repository root:
+Prints one JSON line per figure: `metrics_ratio_to_read` (metrics over read, medians of CPU time)
+and `read_then_compute_ratio` (read+compute over read). The first can come out below 1: the metrics
+stream the file without resolving request deltas into whole requests or keeping the events, which
+`read_trace` does; the second is what the metrics add for a caller who already holds the events.
+Run from the repository root:
 
     python benchmarks/metrics.py [--quick]
 """

@@ -215,6 +215,12 @@ def test_a_slice_of_a_run() -> None:
     assert (m.step_budget, m.step_budget_source) == (3, "slice")
     assert m.progress_auc == pytest.approx((0.2 + 0.5 + 0.5) / 3)
     assert (m.status, m.complete, m.verified_pass, m.false_claim) == (None, False, False, False)
+    # Verified before any model call: inside a slice from step 0, carried into one from step 1.
+    early = Run().verify(0.4).call().verify(0.6).end()
+    assert (compute(early, steps=(0, 1)).progress_start, compute(early, steps=(1, 1)).progress_start) == (
+        0,
+        0.4,
+    )
     tail = compute(slice_run(), steps=(5, None))
     assert (tail.status, tail.complete, tail.verified_pass, tail.steps) == ("ok", True, True, 1)
     with pytest.raises(ValueError, match="after the last"):

@@ -141,6 +141,7 @@ class MetricsScan:
         self._high = math.inf if last is None else last
         self._whole = steps is None or (first is None and last is None)
         self._windows = ContextWindows(context_windows)
+        self._window_of: tuple[str | None, int | None] = (None, None)  # the last model's window
         self._curve = ProgressCurve(progress_start or 0.0)
         self._actions = ActionStream()
         self._loops = LoopTally(loops)
@@ -255,7 +256,9 @@ class MetricsScan:
             self._models[model] = None
         usage = event.get("usage")
         context = context_tokens(usage)
-        window = self._windows.window(model)
+        if model != self._window_of[0]:
+            self._window_of = (model, self._windows.window(model))
+        window = self._window_of[1]
         if window is None:
             self._unknown_windows[model] = None
             pressure = None
@@ -321,7 +324,10 @@ class MetricsScan:
         first = max(1, self._first) if self._first is not None else 1
         ran_to = self._scope_max_step if self._scope_max_step is not None else first - 1
         budget, source = self._budget(first, ran_to)
-        progress_start = curve.at(first - 1) if self._first is not None else curve.start
+        # What was verified before the scope's first event (before step 1: only `progress_start`).
+        progress_start = (
+            curve.at(self._first - 1) if self._first is not None and self._first > 0 else curve.start
+        )
         progress_end = curve.at(self._last) if self._last is not None else curve.level
         verified = curve.passed_by(self._last)
         stall = curve.longest_stall(first, ran_to)
