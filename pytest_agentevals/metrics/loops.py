@@ -58,17 +58,35 @@ class Action:
         return f"{self.tool} {args}"
 
 
+# Built once: json.dumps with options builds a new encoder at every call, and the C encoder under it
+# (when the interpreter has one) skips a layer of Python per call. Same output either way.
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=jsonable_default
+)
+_make_c_encoder = getattr(json.encoder, "c_make_encoder", None)
+_C_ENCODER = (
+    _make_c_encoder(None, jsonable_default, json.encoder.encode_basestring, None, ":", ",", True, False, True)
+    if _make_c_encoder is not None
+    else None
+)
+
+
 def canonical_json(value: Any) -> str:
     """Sorted keys, compact, non-JSON values stored as the trace writer stores them (so an action
     built from a live event and from the same event read back from its trace are equal)."""
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=jsonable_default
-    )
+    if type(value) is str:
+        return json.encoder.encode_basestring(value)
+    if _C_ENCODER is not None:
+        try:
+            return "".join(_C_ENCODER(value, 0))
+        except RecursionError:
+            pass  # a structure holding itself: the checking encoder below says so
+    return _ENCODER.encode(value)
 
 
 def short_hash(text: str) -> str:
-    """The first 16 hex digits of the text's SHA-256."""
-    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()[:16]
+    """16 hex digits of the text's BLAKE2b hash."""
+    return hashlib.blake2b(text.encode("utf-8", errors="surrogatepass"), digest_size=8).hexdigest()
 
 
 def action_of(event: Mapping[str, Any]) -> Action:
@@ -81,27 +99,51 @@ def action_of(event: Mapping[str, Any]) -> Action:
         result = short_hash(f"error:{kind}:{message}")
     else:
         result = short_hash(canonical_json(event.get("output")))
+    name = event.get("name")
+    step, seq = event.get("step"), event.get("seq")
     return Action(
-        tool=str(event.get("name")),
-        args=canonical_json(event.get("input", {})),
-        result=result,
-        failed=failed,
-        step=_int(event.get("step")),
-        seq=_int(event.get("seq")),
+        name if type(name) is str else str(name),
+        canonical_json(event.get("input", {})),
+        result,
+        failed,
+        step if type(step) is int else 0,
+        seq if type(seq) is int else 0,
     )
 
 
 def actions_of(events: Iterable[Mapping[str, Any]]) -> Iterator[Action]:
     """A run's actions in order: its `tool_call` events, or, until the first of those, actions
     derived from the model's `tool_use` blocks and the next request's `tool_result` blocks."""
-    deriver: ActionDeriver | None = ActionDeriver()
+    stream = ActionStream()
     for event in events:
         kind = event.get("type")
         if kind == "tool_call":
-            deriver = None  # the run records its tools: derive nothing more
-            yield action_of(event)
-        elif kind == "model_call" and deriver is not None:
-            yield from deriver.model_call(event)
+            yield stream.tool_call(event)
+        elif kind == "model_call":
+            yield from stream.model_call(event)
+
+
+class ActionStream:
+    """The actions of a run as its events arrive: `tool_call` events, or derived ones until the
+    first `tool_call` event shows that the run records its tools."""
+
+    def __init__(self) -> None:
+        self._deriver: ActionDeriver | None = ActionDeriver()
+
+    @property
+    def deriving(self) -> bool:
+        return self._deriver is not None
+
+    def stop_deriving(self) -> None:
+        """A `tool_call` event was seen: the run records its tools, derive nothing more."""
+        self._deriver = None
+
+    def tool_call(self, event: Mapping[str, Any]) -> Action:
+        self._deriver = None
+        return action_of(event)
+
+    def model_call(self, event: Mapping[str, Any]) -> list[Action]:
+        return self._deriver.model_call(event) if self._deriver is not None else []
 
 
 class ActionDeriver:
@@ -217,6 +259,8 @@ class LoopDetector:
         self.in_loop = False
         self._count = 0  # actions observed
         self._recent: deque[Action] = deque(maxlen=max(self.repeat, 2 * self.alternation, 2))
+        self._previous: tuple[str, str, str] | None = None  # the last two actions' keys
+        self._before: tuple[str, str, str] | None = None
         self._run = 0  # length of the current stretch of identical actions
         self._alternating = 0  # length of the current A-B-A-B stretch
         self._run_reported = False
@@ -230,9 +274,9 @@ class LoopDetector:
     def observe(self, action: Action) -> LoopHit | None:
         """Take one more action; a hit when it completes a loop not reported yet."""
         self._count += 1
-        key = action.key
-        previous = self._recent[-1].key if self._recent else None
-        before = self._recent[-2].key if len(self._recent) >= 2 else None
+        key = (action.tool, action.args, action.result)
+        previous, before = self._previous, self._before
+        self._previous, self._before = key, previous
         self._recent.append(action)
 
         # repeat: the same action, same result, in a row.
@@ -246,26 +290,26 @@ class LoopDetector:
         else:
             self._alternating = 2 if previous is not None and key != previous else 1
             self._alternation_reported = False
-        failing = self._observe_failure(action)
+        failing = self._observe_failure(action) if action.failed or self._window_failures else None
 
-        hits: list[LoopHit] = []
+        hit: LoopHit | None = None
         looping = False
         if failing is not None:
             looping = True
             if failing:
-                hits.append(failing[0])
+                hit = failing[0]
         if self.repeat and self._run >= self.repeat:
             looping = True
             if not self._run_reported:
                 self._run_reported = True
-                hits.append(self._repeat_hit())
+                hit = hit or self._repeat_hit()
         if self.alternation and self._alternating >= 2 * self.alternation:
             looping = True
             if not self._alternation_reported:
                 self._alternation_reported = True
-                hits.append(self._alternation_hit())
+                hit = hit or self._alternation_hit()
         self.in_loop = looping
-        return hits[0] if hits else None
+        return hit
 
     def _observe_failure(self, action: Action) -> tuple[LoopHit, ...] | None:
         """failing_repeat: None when the action is not inside such a loop; () when it carries on
@@ -324,3 +368,67 @@ def _ok(status: Any) -> bool:
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+class LoopTally:
+    """Loop rate: the share of a run's actions inside detected loops, one action at a time.
+
+    An action is inside a loop when it belongs to a hit (the actions that completed a loop, found
+    back to the first) or carries on a loop already found (`LoopDetector.in_loop`).
+    """
+
+    def __init__(self, detector: LoopDetector | None = None) -> None:
+        self.detector = detector or LoopDetector()
+        self.detector.reset()
+        self.actions = 0
+        self.looped = 0
+        self.hits: list[LoopHit] = []
+        # The recent actions with their positions, to mark a hit's earlier actions once each.
+        self._span = max(self.detector.window, self.detector.repeat, 2 * self.detector.alternation) + 1
+        self._recent: deque[tuple[int, Action]] = deque(maxlen=self._span)
+        self._marked: set[int] = set()
+
+    def add(self, action: Action) -> LoopHit | None:
+        index = self.actions
+        self.actions += 1
+        self._recent.append((index, action))
+        hit = self.detector.observe(action)
+        if hit is not None:
+            self.hits.append(hit)
+            members = {id(member) for member in hit.actions}
+            for earlier, seen in self._recent:
+                if id(seen) in members:
+                    self._mark(earlier)
+        if self.detector.in_loop:
+            self._mark(index)
+        return hit
+
+    def _mark(self, index: int) -> None:
+        if index in self._marked:
+            return
+        self._marked.add(index)
+        self.looped += 1
+        if len(self._marked) > 2 * self._span:
+            # Only recent actions can be marked again: forget the rest (O(1) amortized).
+            oldest = self.actions - self._span
+            self._marked = {kept for kept in self._marked if kept >= oldest}
+
+    def by_rule(self) -> dict[str, int]:
+        """How many loops each rule found."""
+        counts = dict.fromkeys(RULES, 0)
+        for hit in self.hits:
+            counts[hit.rule] += 1
+        return counts
+
+    @property
+    def rate(self) -> float | None:
+        """Looped actions over actions; None for a run without actions."""
+        return self.looped / self.actions if self.actions else None
+
+
+def loop_rate(events: Iterable[Mapping[str, Any]], detector: LoopDetector | None = None) -> float | None:
+    """The loop rate of a run's events (None when it took no tool action)."""
+    tally = LoopTally(detector)
+    for action in actions_of(events):
+        tally.add(action)
+    return tally.rate
