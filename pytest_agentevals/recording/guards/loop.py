@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...metrics.loops import ActionDeriver, LoopDetector, LoopHit, action_of
+from ...metrics.loops import ActionStream, LoopDetector, LoopHit
 from .guard import Call, Guard, Verdict
 
 
@@ -24,7 +24,7 @@ class LoopGuard(Guard):
 
     def __init__(self, repeat: int = 3, failing_repeat: int = 3, alternation: int = 3) -> None:
         self.detector = LoopDetector(repeat, failing_repeat, alternation)
-        self._deriver: ActionDeriver | None = ActionDeriver()
+        self._actions = ActionStream()
         self.hit: LoopHit | None = None
 
     def limits(self) -> dict[str, float]:
@@ -37,11 +37,10 @@ class LoopGuard(Guard):
 
     def observe(self, event: Mapping[str, Any]) -> None:
         kind = event.get("type")
-        if kind == "tool_call":
-            self._deriver = None  # the run records its tools: they alone are its actions
-            self._take([action_of(event)])
-        elif kind == "model_call" and self._deriver is not None:
-            self._take(self._deriver.model_call(event))
+        if kind == "tool_call":  # from the first one on, the run's tool_call events alone are actions
+            self._take([self._actions.tool_call(event)])
+        elif kind == "model_call":
+            self._take(self._actions.model_call(event))
 
     def _take(self, actions: Any) -> None:
         for action in actions:
