@@ -133,10 +133,11 @@ CONCURRENT = textwrap.dedent(
     trace, ledger, go = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
     with SimServer(lambda request: Reply.text("ok"), seed=1) as sim:
         client = anthropic.Anthropic(base_url=sim.url, api_key="sim", max_retries=0)
-        while not go.exists():  # both processes start spending together
-            time.sleep(0.005)
         try:
             with ae.Recorder(trace, guards=[DailyBudget(float(sys.argv[4]), ledger)]):
+                Path(str(trace) + ".ready").touch()  # this run started...
+                while not go.exists():  # ...and both start spending together
+                    time.sleep(0.005)
                 for turn in range(400):
                     client.messages.create(
                         model="claude-sonnet-4-6",
@@ -162,7 +163,11 @@ def test_two_concurrent_processes_share_the_day_and_nothing_is_double_spent(tmp_
         )
         for trace in traces
     ]
-    time.sleep(0.5)  # both are up and waiting
+    deadline = time.monotonic() + 60
+    while not all(Path(str(trace) + ".ready").exists() for trace in traces):  # both runs started
+        assert time.monotonic() < deadline, "the workers did not start"
+        assert all(worker.poll() is None for worker in workers), "a worker ended before it started"
+        time.sleep(0.01)
     go.touch()
     outputs = [worker.communicate(timeout=120)[0] for worker in workers]
     assert [worker.returncode for worker in workers] == [0, 0]
