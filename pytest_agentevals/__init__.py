@@ -8,8 +8,11 @@ from .errors import (
     AgentEvalsError,
     CassetteError,
     ConfigError,
+    GuardError,
+    LedgerError,
     RecordingError,
     ReplayDivergence,
+    RunStopped,
     SimError,
     StaleCassette,
     TraceError,
@@ -18,6 +21,7 @@ from .errors import (
 )
 from .layers import LAYERS, Layer
 from .recording import Recorder, checkpoint, compaction, current_recorder, note, record, tool, verification
+from .recording.guards import Budget, BudgetLeft, Guard, budget_left, expect_progress
 from .recording.replay import Replayer, replay
 from .settings import Settings
 from .trace import TraceReader, TraceWriter, read_trace
@@ -30,13 +34,19 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 __all__ = [
     "LAYERS",
     "AgentEvalsError",
+    "Budget",
+    "BudgetLeft",
     "CassetteError",
     "ConfigError",
+    "Guard",
+    "GuardError",
     "Layer",
+    "LedgerError",
     "Recorder",
     "RecordingError",
     "ReplayDivergence",
     "Replayer",
+    "RunStopped",
     "Settings",
     "SimError",
     "StaleCassette",
@@ -46,9 +56,11 @@ __all__ = [
     "TraceWriter",
     "UnrecordedRequest",
     "__version__",
+    "budget_left",
     "checkpoint",
     "compaction",
     "current_recorder",
+    "expect_progress",
     "note",
     "read_trace",
     "record",
