@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from pytest_agentevals.errors import HistoryError
+from pytest_agentevals.history import open_store
 from pytest_agentevals.history.model import JUNIT, PYTEST, Attempt, Source
 from pytest_agentevals.history.sqlite import SQLiteStore
-from pytest_agentevals.history.store import open_store
 
 
 def _source(key: str = "pytest:s1", sha: str | None = "c1", run_id: str = "r1") -> Source:

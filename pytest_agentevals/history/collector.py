@@ -30,12 +30,13 @@ from ..layers import layer_of
 from ..settings import Settings
 from . import ci_env, quarantine
 from .analysis import FlakinessReport, analyze
+from .backends import open_store
 from .budgets import FLAKY_EXIT_CODE
 from .junit import SOURCE_PROPERTY
 from .model import ERROR, FAILED, PASSED, PYTEST, SKIPPED, Attempt, Source
 from .outage import describe, is_outage, tally
 from .report import text_lines
-from .store import HistoryStore, open_store
+from .store import HistoryStore
 from .variant import LAYER_PROPERTY, VARIANT_PROPERTY, canonical, from_properties, plain
 
 FLUSH_EVERY = 100  # attempts buffered before a write...
