@@ -23,9 +23,14 @@ def test_write_atomic_writes_text_and_bytes_and_replaces(tmp_path: Path) -> None
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
     target = tmp_path / "store.trace.jsonl"
     target.write_text("old\n")
-    with pytest.raises(RuntimeError), atomic_path(target) as temp:
-        temp.write_text("half of the new")
-        raise RuntimeError("the writer crashed")
+
+    def crashing_writer() -> None:
+        with atomic_path(target) as temp:
+            temp.write_text("half of the new")
+            raise RuntimeError("the writer crashed")
+
+    with pytest.raises(RuntimeError):
+        crashing_writer()
     assert target.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store.trace.jsonl"]
 

@@ -10,9 +10,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pytest_agentevals"
 # Cycles in the replay layer, which branch `replay` takes apart; empty this set when it lands.
 KNOWN = {
     frozenset({"pytest_agentevals.plugin", "pytest_agentevals.replay_plugin"}),
-    frozenset(
-        {"pytest_agentevals.recording.replay.cassette", "pytest_agentevals.recording.replay.vcr_yaml"}
-    ),
+    frozenset({"pytest_agentevals.recording.replay.cassette", "pytest_agentevals.recording.replay.vcr_yaml"}),
 }
 
 

@@ -42,6 +42,8 @@ class TraceSummary:
     error: str | None = None
     bytes: int = 0
     problems: list[str] = field(default_factory=list)
+    # Why reading stopped before the end (a damaged line in the middle), or None: read to the end.
+    unreadable: str | None = None
     unpriced: set[str] = field(default_factory=set, repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -52,7 +54,7 @@ class TraceSummary:
 
 def summarize(path: str | Path) -> TraceSummary:
     """Summarize a trace. A torn last line or a missing run_end is a problem listed, not an error;
-    a malformed line in the middle stops the summary there and is listed too."""
+    a malformed line in the middle stops the summary there, is listed too, and sets `unreadable`."""
     summary = TraceSummary(path=str(path))
     summary.bytes = Path(path).stat().st_size if Path(path).exists() else 0
     reader = TraceReader(path, resolve=False)  # deltas need no resolving to count
@@ -66,6 +68,7 @@ def summarize(path: str | Path) -> TraceSummary:
     except TraceFormatError as exc:
         if exc.line <= 1:
             raise
+        summary.unreadable = f"{exc}; the summary covers the events before that line"
         summary.problems.append(str(exc))
     summary.problems[:0] = reader.problems
     if not reader.complete and summary.status is None:
