@@ -194,7 +194,8 @@ def test_show_a_trace_damaged_in_the_middle_exits_1_showing_what_was_read(tmp_pa
     assert "Traceback" not in shown.stderr
     if fmt == "json":
         data = json.loads(shown.stdout)
-        assert data["run_id"] and data["unreadable"].startswith(f"{damaged}:6:")
+        assert data["run_id"]
+        assert data["unreadable"].startswith(f"{damaged}:6:")
     else:
         assert shown.stdout.startswith(f"trace      {damaged}")
         assert f"  - {damaged}:6: " in shown.stdout
