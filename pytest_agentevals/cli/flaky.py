@@ -131,6 +131,12 @@ def run_ingest(args: argparse.Namespace) -> int:
         f"{store.location}; {summary.already} already there, {summary.outage_runs} outage runs "
         f"skipped, {len(summary.errors)} unreadable"
     )
+    if summary.unlayered:
+        print(
+            f"{len(summary.unlayered)} of the tests carry no layer: the report shows them as (no layer), "
+            "held to no budget; give a test its layer with @pytest.mark.step (or replay, resume, "
+            "marathon) and write the XML from a run with pytest-agentevals installed"
+        )
     return 2 if summary.errors else 0
 
 
