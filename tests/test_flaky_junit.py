@@ -19,6 +19,7 @@ from pytest_agentevals.history.sqlite import SQLiteStore
 from pytest_agentevals.history.verdicts import verdicts
 
 from .conftest import run_agentevals
+from .test_flaky_store import _damage_page_of
 
 # pytest-rerunfailures writes one <testcase> per attempt; the attempts that were rerun are empty.
 RERUNFAILURES = """\
@@ -341,3 +342,24 @@ def test_ingest_resolves_its_flags_over_the_project_settings(tmp_path: Path) -> 
         tmp_path, "flaky", "ingest", "junit2.xml", "--sha", "given", "--run-id", "2", "--rootdir", "project"
     )
     assert "filing under commit given (from the option), run 2" in again.stdout
+
+
+def test_cli_check_fails_on_a_damaged_history_naming_file_and_fix(tmp_path: Path) -> None:
+    history = tmp_path / "h.sqlite"
+    _seed(history, "step", 5, 0)
+    _damage_page_of(history, "sqlite_autoindex_tests_1")  # an index no report query reads
+    check = _agentevals(tmp_path, "flaky", "check", "--history", str(history))
+    assert check.returncode == 2, check.stdout
+    assert check.stderr.startswith(f"agentevals flaky: error: {history}: the history database is damaged")
+    assert ".recover" in check.stderr
+    assert "Traceback" not in check.stderr
+
+
+def test_cli_refuses_an_empty_history_file(tmp_path: Path) -> None:
+    (tmp_path / "h.sqlite").touch()
+    for args in (("report",), ("check",), ("ingest", "j.xml", "--sha", "s")):
+        (tmp_path / "j.xml").write_text(RERUNFAILURES)
+        result = _agentevals(tmp_path, "flaky", *args, "--history", "h.sqlite")
+        assert result.returncode == 2, (args, result.stdout)
+        assert "h.sqlite: is an empty file, and an empty file is not a history database" in result.stderr
+        assert (tmp_path / "h.sqlite").read_bytes() == b""
