@@ -487,7 +487,7 @@ def test_day_one_says_in_one_line_what_is_missing_and_the_table_comes_with_data(
             "layer*verdicts*flaky*rate*95% CI*budget*false-red*status",
             "replay*2*0*0.0%*0.0-65.8%*0.0%*0/2*ok",
             "step*2*0*0.0%*0.0-65.8%*0.0%*0/2*ok",
-            "false-red: of a layer's recent runs, those that went red only because of flaky tests *",
+            "false-red: a layer's recent runs that went red only because of flaky tests *",
         ]
     )
     assert second.stdout.str().count("went red only because of flaky tests") == 1

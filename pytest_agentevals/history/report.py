@@ -16,8 +16,8 @@ _ICONS = {BREACH: "❌", WARN: "⚠️", OK: "✅", NOT_ENOUGH_DATA: "…", NO_B
 
 NO_LAYER = "(no layer)"
 FALSE_RED_NOTE = (
-    "false-red: of a layer's recent runs, those that went red only because of flaky tests (every test "
-    "that failed there was FLAKY on that commit)"
+    "false-red: a layer's recent runs that went red only because of flaky tests (each test failing "
+    "there was FLAKY on that commit)"
 )
 NO_LAYER_NOTE = (
     f"{NO_LAYER}: tests without a layer marker, shown but held to no budget; give a test its layer with "
