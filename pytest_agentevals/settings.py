@@ -44,7 +44,15 @@ class Option:
 
     @property
     def cli(self) -> str:
-        return "--agentevals-" + self.key.replace("_", "-")
+        """Its pytest option."""
+        return self.flag_with(PYTEST_PREFIX)
+
+    def flag_with(self, prefix: str) -> str:
+        """Its command-line flag under a prefix: `--agentevals-` for pytest, `--` for agentevals."""
+        return prefix + self.key.replace("_", "-")
+
+
+PYTEST_PREFIX = "--agentevals-"
 
 
 # -- parsers: (key, raw) -> value, raising ConfigError ------------------------------------------
@@ -301,12 +309,13 @@ BY_KEY: dict[str, Option] = {option.key: option for option in OPTIONS}
 MARKER_KWARGS: dict[str, Option] = {o.marker_kwarg: o for o in OPTIONS if o.marker_kwarg}
 
 
-def _from_command_line(option: Option, raw: Any, pyproject: Mapping[str, Any]) -> Any:
-    """A command-line value, checked. A table setting's command-line text is laid over its pyproject
-    table (each checked, and named, on its own first)."""
+def _from_command_line(option: Option, raw: Any, pyproject: Mapping[str, Any], prefix: str) -> Any:
+    """A command-line value, checked and named by its flag. A table setting's command-line text is
+    laid over its pyproject table (each checked, and named, on its own first)."""
+    flag = option.flag_with(prefix)
     if option.text is None or isinstance(raw, Mapping):
-        return option.parse(option.cli, raw)
-    table = option.text(option.cli, [raw] if isinstance(raw, str) else list(raw))
+        return option.parse(flag, raw)
+    table = option.text(flag, [raw] if isinstance(raw, str) else list(raw))
     merged: dict[str, Any] = {}
     if option.key in pyproject:
         option.parse(f"[tool.agentevals] {option.key}", pyproject[option.key])
@@ -316,7 +325,7 @@ def _from_command_line(option: Option, raw: Any, pyproject: Mapping[str, Any]) -
         if isinstance(under, Mapping) and isinstance(value, Mapping):
             value = {**under, **value}  # a model's prices: field by field
         merged[name] = value
-    return option.parse(option.cli, merged)
+    return option.parse(flag, merged)
 
 
 def _default(option: Option) -> Any:
@@ -354,8 +363,10 @@ class Settings:
         rootdir: Path,
         cli: Mapping[str, Any] | None = None,
         pyproject: Mapping[str, Any] | None = None,
+        flag_prefix: str = PYTEST_PREFIX,
     ) -> Settings:
-        """Build the settings from command-line values (None = not given) over a pyproject table."""
+        """Build the settings from command-line values (None = not given) over a pyproject table. A
+        bad command-line value is named by its flag: `flag_prefix` and the key (`--agentevals-record`)."""
         cli = cli or {}
         pyproject = pyproject or {}
         unknown = sorted(set(pyproject) - set(BY_KEY))
@@ -369,7 +380,7 @@ class Settings:
         sources: dict[str, Source] = {}
         for option in OPTIONS:
             if cli.get(option.key) is not None:
-                values[option.key] = _from_command_line(option, cli[option.key], pyproject)
+                values[option.key] = _from_command_line(option, cli[option.key], pyproject, flag_prefix)
                 sources[option.key] = "cli"
             elif option.key in pyproject:
                 values[option.key] = option.parse(f"[tool.agentevals] {option.key}", pyproject[option.key])
@@ -415,7 +426,10 @@ class Settings:
         start = start or Path.cwd()
         pyproject = find_pyproject(start)
         return cls.resolve(
-            pyproject.parent if pyproject else start, cli=cli, pyproject=read_pyproject(pyproject)
+            pyproject.parent if pyproject else start,
+            cli=cli,
+            pyproject=read_pyproject(pyproject),
+            flag_prefix="--",
         )
 
     def for_marker(self, marker_name: str, kwargs: Mapping[str, Any]) -> Settings:

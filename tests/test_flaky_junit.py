@@ -363,3 +363,19 @@ def test_cli_refuses_an_empty_history_file(tmp_path: Path) -> None:
         assert result.returncode == 2, (args, result.stdout)
         assert "h.sqlite: is an empty file, and an empty file is not a history database" in result.stderr
         assert (tmp_path / "h.sqlite").read_bytes() == b""
+
+
+def test_cli_budget_on_the_command_line(tmp_path: Path) -> None:
+    history = tmp_path / "h.sqlite"
+    _seed(history, "marathon", 4, 2)
+    assert _agentevals(tmp_path, "flaky", "check", "--history", str(history)).returncode == 0  # 4 < 30
+    strict = _agentevals(
+        tmp_path, "flaky", "check", "--history", str(history), "--flaky-budget", "marathon=0.01,min_samples=4"
+    )
+    assert strict.returncode == FLAKY_EXIT_CODE, strict.stdout
+    assert "BREACH marathon: 2 FLAKY of 4 verdicts; rate 50.0%" in strict.stdout
+    bad = _agentevals(tmp_path, "flaky", "report", "--history", str(history), "--flaky-budget", "marathon=5")
+    assert bad.returncode == 2
+    assert bad.stderr == (
+        "agentevals flaky: error: --flaky-budget.marathon: 5 is not a rate (give a rate between 0 and 1)\n"
+    )

@@ -43,11 +43,11 @@ def add_setting(
     unless the command says it better."""
     option = BY_KEY[key]
     default = f", else {option.default}" if option.default not in (None, {}, ()) else ""
-    help = help or f"{option.help} (default: [tool.agentevals] {key} in the nearest pyproject.toml{default})"
     parser.add_argument(
         "--" + key.replace("_", "-"),
         dest=key,
-        metavar=metavar or key.upper(),
+        action="append" if option.text else "store",  # a table's command-line form may be repeated
+        metavar=metavar or option.metavar or key.upper(),
         help=help
         or f"{option.help} (default: [tool.agentevals] {key} in the nearest pyproject.toml{default})",
     )

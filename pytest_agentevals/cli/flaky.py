@@ -72,7 +72,7 @@ def register(subparsers: Any) -> None:
         "worst offenders, tests outside the pyramid and the quarantine.",
     )
     add_format(report, ("text", "json", "markdown"))
-    _common(report)
+    _judging(report)
     report.set_defaults(func=run_report)
 
     check = commands.add_parser(
@@ -88,13 +88,18 @@ def register(subparsers: Any) -> None:
         help="judge only this layer (repeatable; default: every layer)",
     )
     add_format(check, ("text", "json", "markdown"))
-    _common(check)
+    _judging(check)
     check.set_defaults(func=run_check)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
     add_setting(parser, "history", metavar="PATH")
     add_setting(parser, "quarantine", metavar="PATH")
+
+
+def _judging(parser: argparse.ArgumentParser) -> None:
+    _common(parser)
+    add_setting(parser, "flaky_budget")
 
 
 def _history(settings: Settings, *, create: bool) -> Path:
