@@ -5,6 +5,8 @@
 - `store` / `sqlite` / `backends`: the storage interface, its SQLite file (WAL, `BEGIN IMMEDIATE`),
   and `open_store`, which picks the backend for a path;
 - `collector`: the pytest plugin object (xdist-aware: only the controller writes);
+- `outcome`: one reading of pytest's reports (a test's layer, what an attempt ended as), shared
+  with the pyramid table;
 - `junit` / `ingest`: CI results from JUnit XML, reruns included, idempotent;
 - `verdicts` / `stats` / `budgets` / `quarantine` / `analysis`: PASS / FAIL / FLAKY, Wilson
   intervals, budget decisions;
