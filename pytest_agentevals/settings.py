@@ -405,7 +405,9 @@ class Settings:
             if option.key == "budget" and cli.get("budget") is not None:
                 # Per key: the command line's limits over the pyproject table's, pinned against markers.
                 table = option.parse("budget", pyproject.get("budget", {}))
-                values["budget"] = table.merged(option.parse(option.flag_with(flag_prefix), cli["budget"]).pin())
+                values["budget"] = table.merged(
+                    option.parse(option.flag_with(flag_prefix), cli["budget"]).pin()
+                )
                 sources["budget"] = "cli"
             elif cli.get(option.key) is not None:
                 values[option.key] = _from_command_line(option, cli[option.key], pyproject, flag_prefix)
