@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from ..trace.scrub import Scrubber
+
 # Body fields that identify a call rather than describe it.
 VOLATILE_BODY_FIELDS = frozenset({"metadata"})
 
@@ -40,3 +42,11 @@ def request_fingerprint(request: Mapping[str, Any]) -> str:
     """The fingerprint of a request as a trace stores it (method, url, body or body_raw)."""
     body = request.get("body", request.get("body_raw"))
     return fingerprint(canonical_request(request.get("method", "POST"), request.get("url", ""), body))
+
+
+def scrubbed_canonical(request: Mapping[str, Any], scrubber: Scrubber) -> dict[str, Any]:
+    """The canonical form of a live request (fields as `exchange.request_fields` gives them) once
+    scrubbed as the trace writer scrubs what it stores: what a recording of it holds."""
+    stored = scrubber.scrub_event({"type": "model_call", "request": dict(request)})["request"]
+    body = stored["body"] if "body" in stored else stored.get("body_raw")
+    return canonical_request(stored.get("method", "POST"), stored.get("url", ""), body)
