@@ -96,9 +96,15 @@ class Scanner:
             self._seen.add(line)
             self.findings.append(line)
 
-    def text(self, where: str, text: str) -> None:
+    def text(self, where: str, text: str, known: set[str] | None = None) -> set[str]:
+        """Finds secrets in `text`, reporting those not in `known`; returns what it found."""
+        found = set()
         for start, end, what in self.scrubber.find(text):
-            self._add(where, what, text[start:end])
+            value = text[start:end]
+            found.add(value)
+            if known is None or value not in known:
+                self._add(where, what, value)
+        return found
 
     def data(self, where: str, data: bytes) -> None:
         for start, end, what in self.scrubber.find_bytes(data):
@@ -106,8 +112,9 @@ class Scanner:
 
     def lines(self, where: str, text: str) -> None:
         """Each line as it is; JSON lines also parsed, for streams and base64 bodies."""
+        raw: set[str] = set()
         for number, line in enumerate(text.splitlines(), 1):
-            self.text(f"{where}:{number}", line)
+            raw |= self.text(f"{where}:{number}", line)
             if line.startswith("{"):
                 try:
                     parsed = json.loads(line)
@@ -115,7 +122,7 @@ class Scanner:
                     continue
                 self.structure(f"{where}:{number}", parsed)
         if where.endswith((".yaml", ".yml")):
-            self.yaml(where, text)
+            self.yaml(where, text, raw)
         elif where.endswith(".json"):
             with contextlib.suppress(ValueError):
                 self.structure(where, json.loads(text))
@@ -147,10 +154,10 @@ class Scanner:
             return
         self.data(where, data)
 
-    def yaml(self, where: str, text: str) -> None:
-        """A YAML file's strings as YAML decodes them (a folded or escaped key is whole there), and
-        the joined streams of the SSE bodies a vcrpy cassette stores. Nodes are walked once each,
-        so aliases cost nothing."""
+    def yaml(self, where: str, text: str, raw: set[str]) -> None:
+        """A YAML file's strings as YAML decodes them (a folded or escaped key is whole there; one
+        found on a line already is not reported again), and the joined streams of the SSE bodies a
+        vcrpy cassette stores. Nodes are walked once each, so aliases cost nothing."""
         try:
             roots = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
         except yaml.YAMLError:
@@ -168,7 +175,7 @@ class Scanner:
                 if node.tag == "tag:yaml.org,2002:binary":
                     self.base64(at, "".join(value.split()))
                     continue
-                self.text(at, value)
+                self.text(at, value, raw)
                 if "content_block_delta" in value:
                     self.stream(at, parse_sse(value.encode("utf-8")))
             elif isinstance(node, yaml.SequenceNode):
@@ -253,7 +260,10 @@ def default_paths(settings: Settings) -> list[Path]:
     places = [settings.cassette_dir, settings.goldens_dir, settings.fixtures_dir]
     if settings.history is not None:
         places.append(settings.history)
-    return [place for place in places if place.exists()]
+    here = Path.cwd()
+    return [
+        place.relative_to(here) if place.is_relative_to(here) else place for place in places if place.exists()
+    ]
 
 
 def main(args: argparse.Namespace) -> int:

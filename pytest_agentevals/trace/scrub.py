@@ -51,8 +51,11 @@ NOT_SECRETS = frozenset(
     }
 )
 
-# The trace's own fields, never scrubbed: they carry no user data, and the format depends on them.
-STRUCTURAL = frozenset({"type", "v", "seq", "t", "step", "status", "provider", "stream"})
+# The trace's own fields, never scrubbed: they carry no user data (names, counters and hashes the
+# recorder computes), and the format depends on them.
+STRUCTURAL = frozenset(
+    {"type", "v", "seq", "t", "step", "status", "provider", "stream", "totals", "usage", "observed_contract"}
+)
 
 # Secret-shaped strings wherever they appear (a key pasted into a prompt, an echo in a tool output).
 SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
