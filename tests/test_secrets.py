@@ -221,6 +221,42 @@ def test_the_decisions_file_is_scrubbed_and_still_replays(
     assert key[:20] not in result.stdout.str()
 
 
+def test_a_replay_matches_a_request_that_carried_a_key_and_never_shows_it(tmp_path: Path) -> None:
+    key = make_fake_key("replay")
+    path = tmp_path / "keyed.trace.jsonl"
+
+    def ask(client: anthropic.Anthropic, question: str) -> Any:
+        messages = [{"role": "user", "content": question}]
+        return client.messages.create(model=MODEL, max_tokens=50, system=f"Key: {key}", messages=messages)  # type: ignore[arg-type]
+
+    with SimServer([Reply.text("fine")], seed=1) as sim, ae.Recorder(path):
+        ask(anthropic.Anthropic(base_url=sim.url, api_key="sim", max_retries=0), "how are you?")
+    assert_nowhere(tmp_path, key)
+    offline = anthropic.Anthropic(base_url="http://127.0.0.1:9", api_key="sim", max_retries=0)
+    with ae.replay(path, block_network=False):
+        assert ask(offline, "how are you?").content[0].text == "fine"
+    with pytest.raises(ae.ReplayDivergence) as diverged, ae.replay(path, block_network=False):
+        ask(offline, "how old are you?")
+    assert "how old are you?" in str(diverged.value)
+    assert key[:20] not in str(diverged.value)
+
+
+def test_goldens_extracted_from_a_trace_holding_a_key_are_written_without_it(tmp_path: Path) -> None:
+    key = make_fake_key("extract")
+    trace = tmp_path / "run.trace.jsonl"
+    with SimServer([Reply.tool_use("read_file", {"path": "a.py"})], seed=1) as sim, ae.Recorder(trace):
+        client = anthropic.Anthropic(base_url=sim.url, api_key="sim", max_retries=0)
+        messages = [{"role": "user", "content": "read a.py with KEY_PLACEHOLDER"}]
+        client.messages.create(model=MODEL, max_tokens=50, messages=messages)  # type: ignore[arg-type]
+    # A trace from elsewhere, never scrubbed: the key is in its request.
+    trace.write_text(trace.read_text().replace("KEY_PLACEHOLDER", key))
+    out = tmp_path / "goldens" / "x.yaml"
+    result = run_agentevals("goldens", "extract", trace, "--steps", "1", "--out", out, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert f"read a.py with {REDACTED}" in out.read_text()
+    assert_nowhere(tmp_path / "goldens", key)
+
+
 # -- 3. bodies that are not UTF-8 JSON -----------------------------------------------------------------
 
 
