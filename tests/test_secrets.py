@@ -15,6 +15,7 @@ import io
 import json
 import sqlite3
 import tarfile
+import tempfile
 import threading
 import zlib
 from collections.abc import Iterator
@@ -616,6 +617,10 @@ def test_bare_scan_reads_cassettes_goldens_fixtures_and_the_history(tmp_path: Pa
         links={"link": f"/tmp/{token}"},
     )
     (fixture / "workspace.tar.gz").write_bytes(archive)
+    (fixture / "blob.bin").write_bytes(b"\xff\xfe\x00" + key.encode() + b"\x00")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
+    outside.write_text(f"KEY={key}\n")
+    (fixture / "linked.txt").symlink_to(outside)  # its target's content is never read
     (tmp_path / ".agentevals").mkdir()
     with sqlite3.connect(tmp_path / ".agentevals" / "history.sqlite") as conn:
         conn.execute("CREATE TABLE tests (id INTEGER PRIMARY KEY, test_id TEXT, note BLOB)")
@@ -634,11 +639,12 @@ def test_bare_scan_reads_cassettes_goldens_fixtures_and_the_history(tmp_path: Pa
             "fixtures/hour-20/notes.txt:2: the value of $SVC_TOKEN: svc-to…(20 chars)",
             f"{archive_at}::src/config.env:2: API-key pattern: sk-ant…({len(key)} chars)",
             f"{archive_at}::link: the value of $SVC_TOKEN: svc-to…(20 chars)",
+            f"fixtures/hour-20/blob.bin: API-key pattern: sk-ant…({len(key)} chars)",
             f".agentevals/history.sqlite:tests.test_id:2: API-key pattern: sk-ant…({len(key)} chars)",
             ".agentevals/history.sqlite:tests.note:2: the value of $SVC_TOKEN: svc-to…(20 chars)",
         ]
     ), result.stdout
-    assert "6 file(s) scanned" in result.stderr
+    assert "8 file(s) scanned" in result.stderr
     assert not (tmp_path.parent / "escape.txt").exists()
     assert not (tmp_path / "src").exists()  # nothing was extracted
 
@@ -703,3 +709,37 @@ def test_values_json_cannot_hold_are_stored_as_documented_and_the_agent_goes_on(
     assert events[6]["state"] == {"huge": outputs[2], "(1, 2)": "tuple key"}
     assert events[7]["data"] == {"path": "caf\\udce9"}
     assert events[-1]["status"] == "ok"
+
+
+_ODD_TEXT = st.text(st.one_of(st.characters(), st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)))
+_ODD_LEAF = st.one_of(
+    _ODD_TEXT,
+    st.integers(),
+    st.integers(min_value=10**4300, max_value=10**4400),
+    st.floats(allow_nan=False),
+    st.binary(max_size=20),
+    st.builds(_Unprintable),
+)
+_ODD = st.recursive(
+    _ODD_LEAF,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=4).map(tuple),
+        st.dictionaries(st.one_of(_ODD_TEXT, st.integers(), st.tuples(st.integers())), inner, max_size=4),
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_ODD, st.booleans())
+def test_the_writer_stores_any_value_and_the_trace_reads(value: Any, circular: bool) -> None:
+    if circular:
+        value = [value]
+        value.append(value)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "any.trace.jsonl"
+        with ae.Recorder(path, http=False):
+            ae.note("anything", value=value)
+        events = ae.read_trace(path)
+    assert [event["type"] for event in events] == ["run_start", "note", "run_end"]

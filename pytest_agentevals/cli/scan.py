@@ -30,18 +30,19 @@ from ..settings import Settings
 from ..trace import streams
 from ..trace.scrub import Scrubber
 
-TEXT_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".txt", ".md")
 DATABASE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 # What a scan never descends into: version control, environments, caches.
 SKIPPED_DIRS = frozenset(
-    {".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
+    {".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"}
 )
 # An archive is read without extracting anything, and never without bound: members past these
 # limits are reported as not scanned (a finding, so the scan fails rather than passing blind).
+MAX_FILE_BYTES = 1024 * 1024 * 1024
 MAX_MEMBERS = 100_000
 MAX_MEMBER_BYTES = 64 * 1024 * 1024
 MAX_ARCHIVE_BYTES = 1024 * 1024 * 1024
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # composing only: nothing is built
 
 
 def register(subparsers: Any) -> None:
@@ -66,20 +67,16 @@ def mask(value: str) -> str:
     return f"{value[:6]}…({len(value)} chars)" if len(value) > 8 else "…"
 
 
-def is_scanned(name: str) -> bool:
-    return name.endswith(TEXT_SUFFIXES + DATABASE_SUFFIXES + ARCHIVE_SUFFIXES)
-
-
 def files(paths: list[Path]) -> Iterator[Path]:
+    """Every file below `paths` (links included, as links), in sorted order."""
     for path in paths:
-        if path.is_file():
+        if not path.is_dir() or path.is_symlink():
             yield path
             continue
-        for root, dirs, names in os.walk(path):
+        for root, dirs, names in os.walk(path):  # never into a linked folder
             dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
             for name in sorted(names):
-                if is_scanned(name):
-                    yield Path(root) / name
+                yield Path(root) / name
 
 
 class Scanner:
@@ -159,7 +156,7 @@ class Scanner:
         found on a line already is not reported again), and the joined streams of the SSE bodies a
         vcrpy cassette stores. Nodes are walked once each, so aliases cost nothing."""
         try:
-            roots = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+            roots = list(yaml.compose_all(text, Loader=_YAML_LOADER))
         except yaml.YAMLError:
             return  # not YAML we can read: its lines were scanned as they are
         pending: list[yaml.Node | None] = list(roots)
@@ -185,13 +182,26 @@ class Scanner:
                     pending.extend((key, item))
 
     def file(self, path: Path) -> None:
+        """One file: a database or an archive by its name; anything else as text line by line, or
+        as bytes when it is not UTF-8. A link is scanned as its target text, never followed."""
         name = path.name
-        if name.endswith(DATABASE_SUFFIXES):
+        if path.is_symlink():
+            self.text(str(path), os.readlink(path))
+            return
+        if not path.is_file():
+            return  # a socket, a FIFO: nothing stored
+        if path.stat().st_size > MAX_FILE_BYTES:
+            self.findings.append(f"{path}: not scanned: {path.stat().st_size} bytes, over the bound")
+        elif name.endswith(DATABASE_SUFFIXES):
             self.database(path)
         elif name.endswith(ARCHIVE_SUFFIXES):
             self.archive(path)
         else:
-            self.lines(str(path), path.read_text(encoding="utf-8", errors="replace"))
+            data = path.read_bytes()
+            try:
+                self.lines(str(path), data.decode("utf-8"))
+            except UnicodeDecodeError:
+                self.data(str(path), data)
 
     def database(self, path: Path) -> None:
         """Every text (and blob) column of every table, read-only."""
@@ -205,7 +215,15 @@ class Scanner:
             for table in tables:
                 quoted = '"' + table.replace('"', '""') + '"'
                 columns = [row[1] for row in conn.execute(f"PRAGMA table_info({quoted})")]
-                for row in conn.execute(f"SELECT rowid, * FROM {quoted}"):
+                rows: Iterator[tuple[Any, ...]]
+                try:
+                    rows = conn.execute(f"SELECT rowid, * FROM {quoted}")
+                except sqlite3.OperationalError:  # a WITHOUT ROWID table: rows by position
+                    rows = (
+                        (number, *row)
+                        for number, row in enumerate(conn.execute(f"SELECT * FROM {quoted}"), 1)
+                    )
+                for row in rows:
                     for column, value in zip(columns, row[1:], strict=False):
                         where = f"{path}:{table}.{column}:{row[0]}"
                         if isinstance(value, str):

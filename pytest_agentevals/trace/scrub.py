@@ -376,10 +376,12 @@ class Scrubber:
         out = request
         headers = request.get("headers")
         if isinstance(headers, dict) and any(
-            is_secret_header(name) and value != REDACTED for name, value in headers.items()
+            isinstance(name, str) and is_secret_header(name) and value != REDACTED
+            for name, value in headers.items()
         ):
             redacted = {
-                name: REDACTED if is_secret_header(name) else value for name, value in headers.items()
+                name: REDACTED if isinstance(name, str) and is_secret_header(name) else value
+                for name, value in headers.items()
             }
             out = {**out, "headers": redacted}
         url = request.get("url")

@@ -25,7 +25,8 @@ def serialize(event: Event) -> str:
     circular object, a lone surrogate...), this never raises: see `jsonable.py`."""
     try:
         line = _dumps(event)
-        line.encode("utf-8")
+        if not line.isascii():
+            line.encode("utf-8")  # a lone surrogate passes json.dumps, not the file's encoding
     except Exception:  # circular, too long an int, a lone surrogate, or a repr() that raised
         return _dumps(to_jsonable(event))
     return line
