@@ -28,6 +28,7 @@ import anthropic
 import httpx2 as httpx
 import jsonschema
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -132,6 +133,21 @@ def test_scan_finds_a_key_split_over_stream_pieces(tmp_path: Path) -> None:
     result = run_agentevals("scan", ".", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stdout.splitlines() == [f"split.trace.jsonl:2: API-key pattern: sk-ant…({len(key)} chars)"]
+
+
+def test_scan_finds_a_key_split_over_the_stream_of_a_vcrpy_cassette(tmp_path: Path) -> None:
+    key = make_fake_key("vcr")
+    events = [_sse_delta(0, "key: " + key[:25]), _sse_delta(0, key[25:] + " ok")]
+    body = "".join(f"event: {e['event']}\ndata: {json.dumps(e['data'])}\n\n" for e in events)
+    interaction = {
+        "request": {"method": "POST", "uri": "https://api.anthropic.com/v1/messages", "body": "{}"},
+        "response": {"status": {"code": 200}, "headers": {}, "body": {"string": body}},
+    }
+    (tmp_path / "cassette.yaml").write_text(yaml.safe_dump({"interactions": [interaction], "version": 1}))
+    found = scan.scan([tmp_path], environ={})
+    assert len(found) == 1
+    assert found[0].startswith(f"{tmp_path / 'cassette.yaml'}:")
+    assert found[0].endswith(f": API-key pattern: sk-ant…({len(key)} chars)")
 
 
 # -- 2. one scrubbing path for every writer ------------------------------------------------------------

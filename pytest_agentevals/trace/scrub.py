@@ -97,11 +97,6 @@ def secret_variables(environ: Mapping[str, str] | None = None) -> dict[str, str]
     return found
 
 
-def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Values of the environment's secret variables, longest first."""
-    return sorted(secret_variables(environ), key=len, reverse=True)
-
-
 # -- the forms a value takes ------------------------------------------------------------------------
 
 _UNRESERVED = frozenset(string.ascii_letters + string.digits + "-._~")
@@ -263,11 +258,6 @@ class Scrubber:
                 self._given[value] = "a value given as a secret"
                 self._compiled = None
 
-    @property
-    def values(self) -> list[str]:
-        """The secret values looked for now, longest first."""
-        return sorted(self._current().values, key=len, reverse=True)
-
     def _current(self) -> _Compiled:
         if self._environment.changed() or self._compiled is None:
             values = {value: f"the value of ${name}" for value, name in self._environment.variables.items()}
@@ -280,9 +270,6 @@ class Scrubber:
     def find(self, text: str) -> list[Finding]:
         """(start, end, what it is) of every secret in `text`."""
         return self._current().find(text, "text")
-
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        return [(start, end) for start, end, _ in self.find(text)]
 
     def scrub_text(self, text: str) -> str:
         if len(text) < MIN_SECRET_LENGTH:
@@ -415,7 +402,7 @@ class Scrubber:
         return stored
 
     def _counted_spans(self, text: str) -> list[tuple[int, int]]:
-        found = self.spans(text)
+        found = [(start, end) for start, end, _ in self.find(text)]
         self.redactions += len(found)
         return found
 
