@@ -50,16 +50,16 @@ class Snapshotter:
         self._seen: dict[tuple[str, bool], tuple[int, int, int, dict[str, Any]]] = {}
 
     def snapshot(self, root: str | Path) -> dict[str, Any]:
-        root = Path(root)
+        base = str(root)
         files: dict[str, dict[str, Any]] = {}
         budget = MAX_TOTAL_BYTES
-        for relative, found in _walk_root(str(root)):
+        for relative, found in _walk_root(base):
             if isinstance(found, str):
                 files[relative] = {"link": found}
                 continue
             folder, name, info = found
             with_content = info.st_size <= MAX_FILE_BYTES and info.st_size <= budget
-            key = (str(root / relative), with_content)
+            key = (f"{base}/{relative}", with_content)
             seen = self._seen.get(key)
             if (
                 seen is not None
@@ -77,7 +77,7 @@ class Snapshotter:
             if with_content:
                 budget -= info.st_size
             files[relative] = entry
-        return {"root": str(root), "files": files}
+        return {"root": base, "files": files}
 
 
 # Where the platform allows it, folders are walked by descriptor and files opened without following a

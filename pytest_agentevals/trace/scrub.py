@@ -269,7 +269,7 @@ class Scrubber:
 
     def find(self, text: str) -> list[Finding]:
         """(start, end, what it is) of every secret in `text`."""
-        return self._current().find(text, "text")
+        return self._current().find(text, "text") if len(text) >= MIN_SECRET_LENGTH else []
 
     def scrub_text(self, text: str) -> str:
         if len(text) < MIN_SECRET_LENGTH:
@@ -341,12 +341,13 @@ class Scrubber:
             workspace = event.get("workspace")
             files = workspace.get("files") if isinstance(workspace, dict) else None
             if isinstance(workspace, dict) and isinstance(files, dict):
-                new_files = {
-                    path: self._body(entry) if isinstance(entry, dict) else entry
+                binary = {
+                    path: self._body(entry)
                     for path, entry in files.items()
+                    if isinstance(entry, dict) and "base64" in entry
                 }
-                if any(new_files[path] is not entry for path, entry in files.items()):
-                    event = {**event, "workspace": {**workspace, "files": new_files}}
+                if any(entry is not files[path] for path, entry in binary.items()):
+                    event = {**event, "workspace": {**workspace, "files": {**files, **binary}}}
         return event
 
     def scrub_event(self, event: Event) -> Event:

@@ -9,8 +9,7 @@ scrubbed stream still renders to a valid SSE stream the SDK parses.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 # The delta types whose pieces join into one text, and the field each piece is in.
 PIECE_FIELDS = {"text_delta": "text", "input_json_delta": "partial_json", "thinking_delta": "thinking"}
@@ -18,18 +17,15 @@ PIECE_FIELDS = {"text_delta": "text", "input_json_delta": "partial_json", "think
 Spans = Callable[[str], list[tuple[int, int]]]
 
 
-@dataclass(frozen=True)
-class Piece:
+class Piece(NamedTuple):
     event: int  # its position in the list of stored SSE events
     field: str  # the delta field that holds it
-    start: int  # where it starts in the joined text
     text: str
 
 
 def blocks(events: Sequence[Any]) -> list[list[Piece]]:
     """The pieces of each streamed content block, in order."""
     by_block: dict[tuple[Any, str], list[Piece]] = {}
-    lengths: dict[tuple[Any, str], int] = {}
     for position, event in enumerate(events):
         data = event.get("data") if isinstance(event, dict) else None
         if not isinstance(data, dict) or data.get("type") != "content_block_delta":
@@ -38,16 +34,11 @@ def blocks(events: Sequence[Any]) -> list[list[Piece]]:
         if not isinstance(delta, dict):
             continue
         field = PIECE_FIELDS.get(delta.get("type"))  # type: ignore[arg-type]
-        if field is None:
-            continue
-        piece = delta.get(field)
+        piece = delta.get(field) if field is not None else None
         index = data.get("index")
         if not isinstance(piece, str) or isinstance(index, dict | list):
             continue
-        key = (index, field)
-        start = lengths.get(key, 0)
-        by_block.setdefault(key, []).append(Piece(position, field, start, piece))
-        lengths[key] = start + len(piece)
+        by_block.setdefault((index, field), []).append(Piece(position, field, piece))  # type: ignore[arg-type]
     return list(by_block.values())
 
 
@@ -64,20 +55,18 @@ def redact(events: list[Any], spans: Spans, replacement: str) -> list[Any] | Non
         found = spans(joined(pieces))
         if not found:
             continue
+        start = 0
         for piece in pieces:
-            end = piece.start + len(piece.text)
-            cuts = [
-                (max(s, piece.start), min(e, end), s >= piece.start)
-                for s, e in found
-                if s < end and e > piece.start
-            ]
-            if not cuts:
-                continue
+            end = start + len(piece.text)
+            cuts = [(max(s, start), min(e, end), s >= start) for s, e in found if s < end and e > start]
             text = piece.text
             for cut_start, cut_end, starts_here in sorted(cuts, reverse=True):
-                local_start, local_end = cut_start - piece.start, cut_end - piece.start
-                text = text[:local_start] + (replacement if starts_here else "") + text[local_end:]
-            edited.setdefault(piece.event, {})[piece.field] = text
+                text = (
+                    text[: cut_start - start] + (replacement if starts_here else "") + text[cut_end - start :]
+                )
+            if cuts:
+                edited.setdefault(piece.event, {})[piece.field] = text
+            start = end
     if not edited:
         return None
     result = list(events)
