@@ -184,5 +184,5 @@ def test_scan_passes_clean_files(tmp_path: Path) -> None:
 
 
 def test_the_repositorys_own_cassettes_hold_no_secret(repo_root: Path) -> None:
-    result = agentevals("scan", "cassettes", cwd=repo_root)
+    result = agentevals("scan", "cassettes", "goldens", cwd=repo_root)
     assert result.returncode == 0, result.stdout

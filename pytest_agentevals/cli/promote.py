@@ -11,18 +11,18 @@ overwritten unless `--force` says so.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
 from ..errors import AgentEvalsError, TraceFormatError
 from ..recording.replay import MODES, load_cassette
-from ..recording.scrub import Scrubber
 from ..settings import Settings
 from ..trace.reader import TraceReader
+from ..trace.writer import TraceWriter
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -70,53 +70,46 @@ def main(args: argparse.Namespace) -> int:
     if target.exists() and not args.force:
         raise AgentEvalsError(f"{target} exists: choose another --name, or --force to replace it")
     source = Path(args.trace)
-    lines, closed = complete_lines(source)
-    scrub = Scrubber()
-    text = "".join(scrub(line.rstrip("\n")) + "\n" for line in lines)
+    events, closed = complete_events(source)
     if closed is not None:
-        text += json.dumps(closed, separators=(",", ":")) + "\n"
+        events.append(closed)
     cassette_dir.mkdir(parents=True, exist_ok=True)
     scratch = target.with_name(target.name + f".promote-{os.getpid()}")
-    scratch.write_text(text, encoding="utf-8")
+    scratch.unlink(missing_ok=True)
+    # Written through a trace writer, so through its scrubber: the same path as any recording.
+    with TraceWriter(scratch) as writer:
+        for event in events:
+            writer.write(event)
     try:
         load_cassette(scratch)  # what we wrote must replay
     except AgentEvalsError:
         scratch.unlink(missing_ok=True)
         raise
     os.replace(scratch, target)
-    redacted = sum(line.count("[REDACTED]") for line in text.splitlines()) - sum(
-        line.count("[REDACTED]") for line in lines
-    )
-    notes = [f"{len(lines)} events"]
+    notes = [f"{len(events) - (closed is not None)} events"]
     if closed:
         notes.append("closed as interrupted")
-    if redacted:
-        notes.append(f"{redacted} secret(s) scrubbed")
+    if writer.scrubber.redactions:
+        notes.append(f"{writer.scrubber.redactions} secret(s) scrubbed")
     print(f"agentevals promote: wrote {target} ({', '.join(notes)})")
     if not args.no_test:
         _write_test(Path(args.test_dir), args.name, args.mode, source)
     return 0
 
 
-def complete_lines(source: Path) -> tuple[list[str], dict[str, Any] | None]:
-    """The trace's complete lines, and a run_end to append when the run never wrote one."""
+def complete_events(source: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The trace's complete events, and a run_end to append when the run never wrote one."""
     reader = TraceReader(source)
     events: list[dict[str, Any]] = []
     try:
-        import warnings
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for event in reader:
                 events.append(event)
     except TraceFormatError as exc:
         raise AgentEvalsError(f"cannot promote {source}: {exc}") from None
-    with source.open("r", encoding="utf-8") as handle:
-        lines = [line for line in handle][: len(events)]
-    if not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
     if events[-1].get("type") == "run_end":
-        return lines, None
+        return events, None
     steps = max((e.get("step", 0) for e in events if isinstance(e.get("step"), int)), default=0)
     closed = {
         "type": "run_end",
@@ -130,7 +123,7 @@ def complete_lines(source: Path) -> tuple[list[str], dict[str, Any] | None]:
         },
         "note": "closed by agentevals promote: the recording was cut off before its run_end",
     }
-    return lines, closed
+    return events, closed
 
 
 def _write_test(test_dir: Path, name: str, mode: str, source: Path) -> None:

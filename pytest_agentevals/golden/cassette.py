@@ -16,11 +16,13 @@ from typing import Any
 
 from ..errors import StaleGolden
 from ..recording import exchange
+from ..recording.canonical import scrubbed_canonical
 from ..recording.prices import PriceTable
 from ..recording.replay import diff, staleness
 from ..recording.replay.index import RequestIndex, incoming_request
 from ..recording.replay.transport import loud
 from ..settings import RECORD_MODES
+from ..trace.scrub import Scrubber
 from .store import Exchange
 
 REBLESS_FIX = (
@@ -49,6 +51,7 @@ class StepCassette:
         self.new: list[Exchange] = []
         self.stale: StaleGolden | None = None
         self._calls = 0
+        self._scrubber: Scrubber | None = None
 
     @property
     def records(self) -> bool:
@@ -58,10 +61,15 @@ class StepCassette:
     # -- what vcrpy asks -------------------------------------------------------------------------
 
     def can_play_response_for(self, request: Any) -> bool:
-        _, canonical = incoming_request(request)
+        fields, canonical = incoming_request(request)
         self._calls += 1
         expected = self._index.next_unused()
         found = self._index.take(canonical)
+        if found is None:
+            # The decisions file holds requests as scrubbed: a live one carrying a secret (a key in a
+            # URL, a system prompt) matches once scrubbed alike, and a staleness diff shows no secret.
+            canonical = self._scrubbed(fields)
+            found = self._index.take(canonical)
         if found is not None:
             self.used.append(self._of[id(found)])
             request._agentevals_response = found.served_response()
@@ -72,6 +80,11 @@ class StepCassette:
         if self.stale is None:
             self.stale = self._stale(canonical, expected)
         raise loud(self.stale)
+
+    def _scrubbed(self, fields: dict[str, Any]) -> dict[str, Any]:
+        if self._scrubber is None:
+            self._scrubber = Scrubber()
+        return scrubbed_canonical(fields, self._scrubber)
 
     def play_response(self, request: Any) -> Any:
         return request._agentevals_response

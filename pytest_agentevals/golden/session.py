@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import GoldenError
 from ..fileio import write_atomic
 from ..recording.prices import PriceTable
+from ..trace.scrub import Scrubber
 from .loader import load_goldens, parse_goldens
 from .store import DecisionStore, store_path, write_store
 from .yamlio import replace_expect
@@ -98,7 +99,8 @@ class StepSession:
         display = self.display(path)
         text = path.read_text(encoding="utf-8")
         goldens = parse_goldens(text, path, display)
+        scrub = Scrubber().scrub_value  # a decision that held a secret is not blessed with it
         for case_id, expect in expects.items():  # replacing a block keeps every case's position
-            text = replace_expect(text, goldens.case(case_id).index, expect, display)
+            text = replace_expect(text, goldens.case(case_id).index, scrub(expect), display)
         parse_goldens(text, path, display)  # never write a file that no longer loads
         write_atomic(path, text)

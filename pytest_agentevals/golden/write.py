@@ -12,6 +12,7 @@ import yaml
 
 from ..errors import GoldenError
 from ..fileio import write_atomic
+from ..trace.scrub import Scrubber
 from .extract import DecisionPoint, case_data, shared_request, unique_ids
 from .loader import load_goldens
 from .store import DecisionStore, store_path, write_store
@@ -50,6 +51,7 @@ def write_cases(
     taken = [case.id for case in existing.cases] if existing else []
     ids = unique_ids(points, taken)
     cases = [case_data(point, trace_label, case_id) for point, case_id in zip(points, ids, strict=True)]
+    cases = Scrubber().scrub_value(cases)  # the trace may come from anywhere: no secret is copied on
     if existing is None:
         text = _new_file(cases, scenario or out.stem, trace_label, description)
     else:

@@ -26,6 +26,7 @@ import pytest
 
 from ..errors import ConfigError, HistoryError
 from ..settings import Settings
+from ..trace.scrub import Scrubber
 from . import ci_env, quarantine
 from .analysis import FlakinessReport, analyze
 from .backends import open_store
@@ -79,6 +80,7 @@ class HistoryCollector:
         self.quarantine = quarantined
         self.today = today or dt.date.today()
         self.env = os.environ if env is None else env
+        self.scrubber = Scrubber(environ=self.env)  # a parametrized test id can hold a value
         self.is_worker = hasattr(config, "workerinput")
         self.store: HistoryStore | None = None
         self.source: Source | None = None
@@ -178,8 +180,9 @@ class HistoryCollector:
             self._layers.add(layer)
         if self.store is None:
             return
+        scrub = self.scrubber.scrub_text
         self._buffer.append(
-            Attempt(nodeid, layer, variant, number, state.outcome, state.duration, str(worker))
+            Attempt(scrub(nodeid), layer, scrub(variant), number, state.outcome, state.duration, str(worker))
         )
         if len(self._buffer) >= FLUSH_EVERY or time.monotonic() - self._flushed >= FLUSH_SECONDS:
             self._flush()

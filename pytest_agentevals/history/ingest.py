@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import HistoryError
+from ..trace.scrub import Scrubber
 from . import junit
 from .model import JUNIT, Attempt, Source
 from .outage import describe, is_outage, tally
@@ -57,6 +58,7 @@ class Ingester:
         self.store = store
         self.say = say
         self.ids = junit.TestIds(rootdir, store.known_tests())
+        self.scrubber = Scrubber()  # a parametrized test id can hold a value: none is stored
 
     def ingest(
         self,
@@ -138,9 +140,11 @@ class Ingester:
     def _attempts(self, parsed: junit.JUnitFile) -> list[Attempt]:
         out: list[Attempt] = []
         nodeid_of, layer_of = self.ids.nodeid, self.ids.layer
+        scrub = self.scrubber.scrub_text
         for case in parsed.cases:
-            test_id = nodeid_of(case.classname, case.name)
+            test_id = scrub(nodeid_of(case.classname, case.name))
             layer = case.layer or layer_of(test_id)
+            variant = scrub(case.variant)
             for number, (outcome, seconds) in enumerate(case.outcomes, start=1):
-                out.append(Attempt(test_id, layer, case.variant, number, outcome, seconds))
+                out.append(Attempt(test_id, layer, variant, number, outcome, seconds))
         return out

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from ..trace.scrub import Scrubber
+
 # Body fields that identify a call rather than describe it.
 VOLATILE_BODY_FIELDS = frozenset({"metadata"})
 
@@ -34,3 +36,11 @@ def canonical_json(value: Any) -> str:
 
 def fingerprint(canonical: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(canonical).encode("utf-8")).hexdigest()
+
+
+def scrubbed_canonical(request: Mapping[str, Any], scrubber: Scrubber) -> dict[str, Any]:
+    """The canonical form of a live request (fields as `exchange.request_fields` gives them) once
+    scrubbed as the trace writer scrubs what it stores: what a recording of it holds."""
+    stored = scrubber.scrub_event({"type": "model_call", "request": dict(request)})["request"]
+    body = stored["body"] if "body" in stored else stored.get("body_raw")
+    return canonical_request(stored.get("method", "POST"), stored.get("url", ""), body)

@@ -34,13 +34,14 @@ def request_fields(vcr_request: Any, bodies: BodyDecoder | None = None) -> dict[
         fields["body"] = decoded
     elif raw:
         content_type = _first(vcr_request.headers, "content-type") or "application/json"
+        encoding = _first(vcr_request.headers, "content-encoding")
         stored: dict[str, Any] | None = None
-        if bodies is not None and "json" in content_type:
+        if bodies is not None and "json" in content_type and not encoding:
             with contextlib.suppress(ValueError):
                 stored = {"json": bodies.decode(raw)}
         if stored is None:
-            stored = anthropic.decode_body(raw, content_type)
-        if "json" in stored and isinstance(stored["json"], dict):
+            stored = anthropic.decode_body(raw, content_type, encoding)
+        if "json" in stored and isinstance(stored["json"], dict) and "decoded" not in stored:
             fields["body"] = stored["json"]
         else:
             fields["body_raw"] = stored
@@ -57,7 +58,9 @@ def model_call_fields(
     request = request_fields(vcr_request, bodies)
     headers = vcr_response.get("headers", {})
     stored = anthropic.decode_body(
-        vcr_response.get("body", {}).get("string"), _first(headers, "content-type")
+        vcr_response.get("body", {}).get("string"),
+        _first(headers, "content-type"),
+        _first(headers, "content-encoding"),
     )
     status = vcr_response.get("status", {}).get("code", 0)
     is_model = anthropic.is_messages_call(request["method"], request["url"])

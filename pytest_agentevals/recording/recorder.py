@@ -23,7 +23,6 @@ from .guards.guard import Guard
 from .guards.runner import OBSERVED, GuardRunner
 from .patching import patched
 from .prices import PriceTable
-from .scrub import Scrubber
 from .workspace import Snapshotter
 
 
@@ -107,7 +106,7 @@ class Recorder:
         if self._writer is not None:
             raise RecordingError(f"the recorder for {self.path} is already started")
         try:
-            self._writer = TraceWriter(self.path, scrub=Scrubber(self._secrets))
+            self._writer = TraceWriter(self.path, secrets=self._secrets)
         except OSError as exc:
             raise RecordingError(
                 f"cannot write the trace {self.path}: {exc.strerror} (choose a writable path with -o, "
@@ -272,7 +271,7 @@ class Recorder:
             self.totals["tool_calls"] += 1
             if error is not None:
                 self.totals["tool_errors"] += 1
-                fields["error"] = {"type": _qualified(type(error)), "message": str(error)}
+                fields["error"] = {"type": _qualified(type(error)), "message": _message(error)}
             else:
                 fields["output"] = output
         self.emit("tool_call", **fields)
@@ -318,6 +317,14 @@ class Recorder:
                 self.totals["verifications"]["passed" if passed else "failed"] += 1
             else:
                 self.totals[kind] += 1
+
+
+def _message(error: BaseException) -> str:
+    """str(error), or a note when that raises: recording a tool's exception must not replace it."""
+    try:
+        return str(error)
+    except Exception as exc:
+        return f"<str() raised {type(exc).__qualname__}>"
 
 
 def _qualified(cls: type) -> str:

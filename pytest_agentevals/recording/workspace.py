@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +38,10 @@ class Snapshotter:
     A remembered entry is reused only when the file's size and modification time are unchanged and
     that time was well before the entry was read: a file written again within the file system's
     timestamp granularity could otherwise keep its old time and be missed (git's "racy clean" rule).
+
+    A symbolic link is stored as a link, `{"link": "<its target, as written>"}`, never read through,
+    and nothing outside the root is read: folders are opened relative to their parent's descriptor
+    and files with O_NOFOLLOW, so a link swapped in during the walk is refused, not followed.
     """
 
     RACY_MARGIN_NS = 50_000_000
@@ -45,35 +50,62 @@ class Snapshotter:
         self._seen: dict[tuple[str, bool], tuple[int, int, int, dict[str, Any]]] = {}
 
     def snapshot(self, root: str | Path) -> dict[str, Any]:
-        root = Path(root)
+        base = str(root)
         files: dict[str, dict[str, Any]] = {}
         budget = MAX_TOTAL_BYTES
-        for relative, path, stat in _walk(str(root), ""):
-            with_content = stat.st_size <= MAX_FILE_BYTES and stat.st_size <= budget
-            key = (path, with_content)
+        for relative, found in _walk_root(base):
+            if isinstance(found, str):
+                files[relative] = {"link": found}
+                continue
+            folder, name, info = found
+            with_content = info.st_size <= MAX_FILE_BYTES and info.st_size <= budget
+            key = (f"{base}/{relative}", with_content)
             seen = self._seen.get(key)
             if (
                 seen is not None
-                and seen[:2] == (stat.st_mtime_ns, stat.st_size)
-                and stat.st_mtime_ns < seen[2] - self.RACY_MARGIN_NS
+                and seen[:2] == (info.st_mtime_ns, info.st_size)
+                and info.st_mtime_ns < seen[2] - self.RACY_MARGIN_NS
             ):
                 entry = seen[3]
             else:
                 read_at = time.time_ns()
-                try:
-                    with open(path, "rb") as handle:
-                        entry = _entry(handle.read(), with_content)
-                except OSError:
-                    continue  # vanished or unreadable while we walked: not part of this snapshot
-                self._seen[key] = (stat.st_mtime_ns, stat.st_size, read_at, entry)
+                data = _read(folder, name)
+                if data is None:
+                    continue  # vanished, unreadable or no longer a plain file: not in this snapshot
+                entry = _entry(data, with_content)
+                self._seen[key] = (info.st_mtime_ns, info.st_size, read_at, entry)
             if with_content:
-                budget -= stat.st_size
+                budget -= info.st_size
             files[relative] = entry
-        return {"root": str(root), "files": files}
+        return {"root": base, "files": files}
 
 
-def _walk(folder: str, prefix: str) -> Iterator[tuple[str, str, os.stat_result]]:
-    """(relative path, path, stat) of every regular file below `folder`, in sorted order."""
+# Where the platform allows it, folders are walked by descriptor and files opened without following a
+# final link; elsewhere (Windows) by path, after checking each entry is no link.
+_BY_DESCRIPTOR = os.open in os.supports_dir_fd and os.scandir in os.supports_fd
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+_FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+Folder = int | str  # a folder's descriptor, or its path
+Found = str | tuple[Folder, str, os.stat_result]  # a link's target, or (folder, name, stat) of a file
+
+
+def _walk_root(root: str) -> Iterator[tuple[str, Found]]:
+    if not _BY_DESCRIPTOR:
+        yield from _walk(root, "")
+        return
+    try:
+        fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        yield from _walk(fd, "")
+    finally:
+        os.close(fd)
+
+
+def _walk(folder: Folder, prefix: str) -> Iterator[tuple[str, Found]]:
+    """(relative path, what is there) of every file and link below `folder`, in sorted order."""
     try:
         entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
     except OSError:
@@ -81,10 +113,43 @@ def _walk(folder: str, prefix: str) -> Iterator[tuple[str, str, os.stat_result]]
     for entry in entries:
         relative = prefix + entry.name
         try:
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name not in _SKIPPED_DIRS:
+            if entry.is_symlink():
+                yield (
+                    relative,
+                    os.readlink(entry.name, dir_fd=folder)
+                    if isinstance(folder, int)
+                    else os.readlink(entry.path),
+                )
+            elif entry.is_dir(follow_symlinks=False):
+                if entry.name in _SKIPPED_DIRS:
+                    continue
+                if isinstance(folder, str):
                     yield from _walk(entry.path, relative + "/")
-            elif entry.is_file():
-                yield relative, entry.path, entry.stat()
+                    continue
+                child = os.open(entry.name, _FOLDER, dir_fd=folder)
+                try:
+                    yield from _walk(child, relative + "/")
+                finally:
+                    os.close(child)
+            elif entry.is_file(follow_symlinks=False):
+                yield relative, (folder, entry.name, entry.stat(follow_symlinks=False))
         except OSError:
             continue
+
+
+def _read(folder: Folder, name: str) -> bytes | None:
+    """The content of a plain file, never through a link; None when it is not one (any more)."""
+    try:
+        if isinstance(folder, int):
+            fd = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=folder)
+        else:
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                return None
+            fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        return handle.read()

@@ -5,33 +5,31 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from . import delta
 from .events import Event
-
-Scrub = Callable[[str], str]
+from .jsonable import jsonable_default, to_jsonable
+from .scrub import Scrubber
 
 
 def _dumps(event: Event) -> str:
     return json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=jsonable_default)
 
 
-def jsonable_default(value: Any) -> Any:
-    """How the writer stores what JSON cannot hold (bytes, sets, tuples, paths, other objects).
-
-    Tool inputs and outputs are whatever the user's code passes; keep the trace readable rather
-    than failing the run on such an object."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    if isinstance(value, Path):
-        return str(value)
-    return repr(value)
+def serialize(event: Event) -> str:
+    """The event as one JSON line that UTF-8 can encode. Whatever the user's code put in it (a
+    circular object, a lone surrogate...), this never raises: see `jsonable.py`."""
+    try:
+        line = _dumps(event)
+        if not line.isascii():
+            line.encode("utf-8")  # a lone surrogate passes json.dumps, not the file's encoding
+    except Exception:  # circular, too long an int, a lone surrogate, or a repr() that raised
+        return _dumps(to_jsonable(event))
+    return line
 
 
 class _Syncer:
@@ -81,17 +79,18 @@ class _Syncer:
 class TraceWriter:
     """Writes events to a trace file.
 
-    `scrub` sees every serialized line before it reaches the file, so a secret is removed whichever
-    event, header or field carries it. Model-call request bodies are stored as deltas against the
-    previous model call (see `delta.py`), and request headers only when they changed.
+    Every event passes through the writer's own `scrubber` (see `scrub.py`), which cannot be left
+    out or turned off: `secrets` and `scrubber.add()` only add values to look for. Model-call request
+    bodies are stored as deltas against the previous model call (see `delta.py`), and request headers
+    only when they changed; scrubbing comes after, so it walks only what is new.
     """
 
-    def __init__(self, path: str | Path, scrub: Scrub | None = None) -> None:
+    def __init__(self, path: str | Path, secrets: Iterable[str] = ()) -> None:
         self.path = Path(path)
+        self.scrubber = Scrubber(secrets)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Append mode and one write() per line: a crash tears at most the last line.
         self._file = self.path.open("a", encoding="utf-8")
-        self._scrub = scrub
         self._lock = threading.Lock()
         self._previous_body: dict[str, Any] | None = None
         self._previous_headers: dict[str, Any] | None = None
@@ -107,9 +106,11 @@ class TraceWriter:
                 event = self._compress(event)
             elif kind == "checkpoint" and isinstance(event.get("workspace"), dict):
                 event = self._compress_workspace(event)
-            line = _dumps(event)
-            if self._scrub is not None:
-                line = self._scrub(line)
+            event = self.scrubber.prepare(event)
+            line = serialize(event)
+            # The line only tells whether to look: values are scrubbed, never the serialized text.
+            if self.scrubber.might_hold(line):
+                line = serialize(self.scrubber.scrub_event(json.loads(line)))
             self._file.write(line + "\n")
             self._file.flush()
             self.bytes_written += len(line) + 1

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import base64
 import json
+import zlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..scrub import REDACTED, is_secret_header
+from ...trace.scrub import REDACTED, is_secret_header
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
@@ -52,10 +53,35 @@ def response_headers(headers: Mapping[str, Any]) -> dict[str, str]:
     return kept
 
 
-def decode_body(raw: bytes | None, content_type: str) -> dict[str, Any]:
-    """A body as the trace stores it: {"json": ...}, {"sse": [...]}, {"text": ...} or {"base64": ...}."""
+# Content-encoded bodies are stored decoded (so they are scrubbed, and replay serves plain bytes);
+# decoding stops at this size, a bound against a compressed bomb.
+MAX_DECODED_BYTES = 64 * 1024 * 1024
+_ZLIB_WINDOWS = {
+    "gzip": (16 + zlib.MAX_WBITS,),
+    "x-gzip": (16 + zlib.MAX_WBITS,),
+    "deflate": (zlib.MAX_WBITS, -zlib.MAX_WBITS),
+}
+
+
+def decode_body(raw: bytes | None, content_type: str, content_encoding: str = "") -> dict[str, Any]:
+    """A body as the trace stores it: {"json": ...}, {"sse": [...]}, {"text": ...} or {"base64": ...}.
+
+    A body sent with a content-encoding is stored decoded, with `"decoded": <encoding>`; one that
+    cannot be decoded (an encoding this does not know, corrupt or too large) is not stored at all:
+    `{"omitted": why, "size": bytes}`, since what cannot be read cannot be scrubbed."""
     if not raw:
         return {}
+    encodings = [
+        e.strip().lower() for e in content_encoding.split(",") if e.strip().lower() not in ("", "identity")
+    ]
+    if encodings:
+        data: bytes | None = raw
+        for encoding in reversed(encodings):  # the last encoding applied is undone first
+            data = _decompress(data, encoding) if data is not None else None
+        if data is None:
+            why = f"{content_encoding.strip()}-encoded, could not be decoded (so could not be scrubbed)"
+            return {"omitted": why, "size": len(raw)}
+        return {**decode_body(data, content_type), "decoded": ", ".join(encodings)}
     if "text/event-stream" in content_type:
         return {"sse": parse_sse(raw)}
     if "json" in content_type:
@@ -67,6 +93,21 @@ def decode_body(raw: bytes | None, content_type: str) -> dict[str, Any]:
         return {"text": raw.decode("utf-8")}
     except UnicodeDecodeError:
         return {"base64": base64.b64encode(raw).decode("ascii")}
+
+
+def _decompress(data: bytes, encoding: str) -> bytes | None:
+    """`data` decoded from `encoding` (gzip or deflate, zlib-wrapped or raw), or None if it cannot
+    be, whole and within MAX_DECODED_BYTES."""
+    for window in _ZLIB_WINDOWS.get(encoding, ()):
+        decoder = zlib.decompressobj(window)
+        try:
+            out = decoder.decompress(data, MAX_DECODED_BYTES + 1)
+        except zlib.error:
+            continue
+        if decoder.eof and len(out) <= MAX_DECODED_BYTES:
+            return out
+        return None
+    return None
 
 
 def encode_body(stored: Mapping[str, Any]) -> bytes:

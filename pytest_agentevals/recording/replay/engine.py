@@ -36,8 +36,9 @@ from typing import Any
 
 from ...errors import AgentEvalsError, ReplayDivergence, UnrecordedRequest
 from ...settings import REPLAY_MODES
+from ...trace.scrub import Scrubber
 from .. import active, harness
-from ..canonical import canonical_request
+from ..canonical import canonical_request, scrubbed_canonical
 from ..patching import patched
 from ..providers.anthropic import is_messages_call
 from ..recorder import current_recorder
@@ -105,6 +106,7 @@ class Replayer:
             self._queues.setdefault(interaction.route, []).append(interaction)
         self._tools = ToolPlayer(self.cassette.tools, mode) if self.cassette.tools is not None else None
         self._calls = 0
+        self._scrubber = Scrubber()
         self._model_checked = False
         self._raised: list[BaseException] = []
         self._patches: Any = None
@@ -234,7 +236,11 @@ class Replayer:
 
     def _match(self, vcr_request: Any, is_model: bool) -> Interaction | None:
         """The general path: parse and canonicalize the request, then match it by mode."""
-        _, canonical = incoming_request(vcr_request)
+        fields, canonical = incoming_request(vcr_request)
+        if self._index.find(canonical) is None:
+            # Recordings hold requests scrubbed: a live one carrying a secret (a key in a prompt or a
+            # URL) matches once scrubbed alike, and a divergence shows it scrubbed, not the secret.
+            canonical = scrubbed_canonical(fields, self._scrubber)
         self._calls += 1
         number = self._calls
         if is_model and not self._model_checked:

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ...trace.writer import jsonable_default
+from ...trace.jsonable import jsonable_default
 from .cassette import ToolRecord
 
 
