@@ -27,8 +27,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..trace.messages import response_message
 from ..trace.jsonable import jsonable_default, to_jsonable
+from ..trace.messages import response_message
 
 RULES = ("repeat", "failing_repeat", "alternation")
 
@@ -79,13 +79,13 @@ def canonical_json(value: Any) -> str:
     if _C_ENCODER is not None:
         try:
             return "".join(_C_ENCODER(value, 0))
-        except (RecursionError, ValueError, TypeError):
-            pass  # a structure holding itself, a huge integer, mixed keys: the path below
+        except Exception:
+            pass  # a structure holding itself, a huge integer, mixed keys...: the paths below
     try:
         return _ENCODER.encode(value)
-    except (ValueError, TypeError, RecursionError):
+    except Exception:
         # What the writer stores instead (a circular object, a huge integer, a key that is not a
-        # string): the loop guard must never fail a run the recorder lets go on.
+        # string, a repr that raises): the loop guard never fails a run the recorder lets go on.
         # Read back as the trace holds it (keys become strings), so it sorts and matches the trace.
         return _ENCODER.encode(json.loads(json.dumps(to_jsonable(value), ensure_ascii=False)))
 
