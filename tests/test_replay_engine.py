@@ -260,7 +260,7 @@ def test_the_network_is_blocked_except_loopback(trace: Path, monkeypatch: pytest
         replay.stop()
     assert attempts == [("127.0.0.1", 9)]
     assert str(caught.value).startswith(
-        "a connection to 203.0.113.7:443 during a replay: the network is blocked"
+        "a connection to 203.0.113.7:443 (socket.connect) during a replay: the network is blocked"
     )
     assert not guard.blocked()
 

@@ -272,7 +272,7 @@ def test_a_collected_cassette_that_diverges_fails_with_the_replay_message(projec
     result.stdout.fnmatch_lines(
         [
             "*replay diverged at model call 1 of the run: the request differs from recorded model call 1*",
-            "    now:      'Fix the bug in a.txt!'",
+            "E       now:      'Fix the bug in a.txt!'",
         ]
     )
 

@@ -1,4 +1,8 @@
-"""`agentevals record [-o OUT] script.py [args]` / `-m module [args]`: run a program, recording it."""
+"""`agentevals record [-o OUT] script.py [args]` / `-m module [args]`: run a program, recording it.
+
+The program's words are taken as python takes them (see `cli/program.py`); the trace keeps its real
+argv as the run's task, `{"argv": ["-m", "module", ...args]}`.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,11 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from ..recording import program as program_runner
 from ..recording.recorder import Recorder
 from ..settings import Settings
 from ..trace.summary import summarize
-from . import program as program_runner
+from . import program as words
 
 
 def register(subparsers: Any) -> None:
@@ -31,12 +36,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--agent", help="the agent's name in the trace (default: the program's name)")
     parser.add_argument("--seed", type=int, help="the run's seed, written to the trace")
-    program_runner.add_program_arguments(parser)
+    words.add_program_arguments(parser)
     parser.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    program = program_runner.program_of(args)
+    program = words.program_of(args.program)
     settings = Settings.for_command_line()
     if args.output:
         output = Path(args.output)
@@ -53,7 +58,7 @@ def main(args: argparse.Namespace) -> int:
         output,
         agent=args.agent or program.stem,
         seed=args.seed,
-        task={"argv": [program.label, *program.args]},
+        task={"argv": program.argv},
         packages=settings.contract_packages,
         prices=settings.prices,
     )

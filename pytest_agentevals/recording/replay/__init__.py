@@ -3,9 +3,10 @@
 Works from plain Python, from pytest and from the command line; knows nothing of either face.
 """
 
-from .cassette import Cassette, Interaction, ToolRecord, load_cassette
+from .cassette import Cassette, Interaction, ToolRecord
 from .engine import MODES, Replayer, replay
 from .index import RequestIndex, incoming_request, shape_key
+from .loader import load_cassette
 from .report import Divergence, ReplayDivergenceWarning, ReplayReport
 from .tools import RecordedToolError
 
