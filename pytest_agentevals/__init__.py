@@ -8,17 +8,21 @@ from .errors import (
     AgentEvalsError,
     CassetteError,
     ConfigError,
+    GoldenError,
+    HistoryError,
+    NewerTraceVersion,
     RecordingError,
     ReplayDivergence,
     SimError,
     StaleCassette,
+    StaleGolden,
     TraceError,
     TraceFormatError,
     UnrecordedRequest,
 )
 from .layers import LAYERS, Layer
-from .recording import Recorder, checkpoint, compaction, current_recorder, note, record, tool, verification
-from .recording.replay import Replayer, replay
+from .recording import Recorder, checkpoint, compaction, current_recorder, note, tool, verification
+from .recording.replay import Replayer, ReplayReport, ReplaySession
 from .settings import Settings
 from .trace import TraceReader, TraceWriter, read_trace
 
@@ -32,14 +36,20 @@ __all__ = [
     "AgentEvalsError",
     "CassetteError",
     "ConfigError",
+    "GoldenError",
+    "HistoryError",
     "Layer",
+    "NewerTraceVersion",
     "Recorder",
     "RecordingError",
     "ReplayDivergence",
+    "ReplayReport",
+    "ReplaySession",
     "Replayer",
     "Settings",
     "SimError",
     "StaleCassette",
+    "StaleGolden",
     "TraceError",
     "TraceFormatError",
     "TraceReader",
@@ -51,8 +61,6 @@ __all__ = [
     "current_recorder",
     "note",
     "read_trace",
-    "record",
-    "replay",
     "tool",
     "verification",
 ]

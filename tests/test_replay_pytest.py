@@ -231,7 +231,7 @@ def test_record_once_records_a_missing_cassette_then_replays_it(project: pytest.
 
 def test_from_step_replays_from_a_checkpoint(project: pytest.Pytester) -> None:
     trace = project.path / "cassettes" / "long.trace.jsonl"
-    with agent.sim() as server, ae.record(trace, task="Fix the bug in a.txt"):
+    with agent.sim() as server, ae.Recorder(trace, task="Fix the bug in a.txt"):
         model = agent.client(server.url)
         agent.run_agent(model, "Fix the bug in a.txt", max_steps=1)
         ae.checkpoint({"phase": 2})

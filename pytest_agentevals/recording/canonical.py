@@ -34,9 +34,3 @@ def canonical_json(value: Any) -> str:
 
 def fingerprint(canonical: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(canonical).encode("utf-8")).hexdigest()
-
-
-def request_fingerprint(request: Mapping[str, Any]) -> str:
-    """The fingerprint of a request as a trace stores it (method, url, body or body_raw)."""
-    body = request.get("body", request.get("body_raw"))
-    return fingerprint(canonical_request(request.get("method", "POST"), request.get("url", ""), body))

@@ -4,10 +4,11 @@ Works from plain Python, from pytest and from the command line; knows nothing of
 """
 
 from .cassette import Cassette, Interaction, ToolRecord
-from .engine import MODES, Replayer, replay
+from .engine import MODES, Replayer
 from .index import RequestIndex, incoming_request, shape_key
 from .loader import load_cassette
 from .report import Divergence, ReplayDivergenceWarning, ReplayReport
+from .session import ReplaySession
 from .tools import RecordedToolError
 
 __all__ = [
@@ -18,11 +19,11 @@ __all__ = [
     "RecordedToolError",
     "ReplayDivergenceWarning",
     "ReplayReport",
+    "ReplaySession",
     "Replayer",
     "RequestIndex",
     "ToolRecord",
     "incoming_request",
     "load_cassette",
-    "replay",
     "shape_key",
 ]

@@ -427,8 +427,3 @@ class Replayer:
             self.report.failed(error)
             raise error
         self._diverged(Divergence("end", self._calls, headline))
-
-
-def replay(cassette: str | Path | Cassette, **options: Any) -> Replayer:
-    """A `Replayer` for `cassette`, to use as a context manager (options as for `Replayer`)."""
-    return Replayer(cassette, **options)

@@ -11,13 +11,17 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ...errors import CassetteError, TraceFormatError
-from ...trace.events import Event
+from ...errors import CassetteError, NewerTraceVersion, TraceFormatError
+from ...trace.events import Event, json_type
 from ...trace.reader import TornTraceWarning, TraceReader
 from ..cassette_names import YAML_SUFFIXES
 from .cassette import CORRUPT_FIX, Cassette, Interaction, ToolRecord
 from .vcr_yaml import load_vcr_yaml
 
+UPGRADE_FIX = (
+    "pip install -U pytest-agentevals; or re-record the cassette with this version "
+    "(pytest --agentevals-record=all, or agentevals record)"
+)
 TRUNCATED_FIX = (
     "the recording was cut off: re-record it, or run `agentevals promote` on it, which keeps every "
     "complete event and closes the run"
@@ -57,6 +61,8 @@ def _load_trace(path: Path) -> Cassette:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TornTraceWarning)
             events = list(reader)
+    except NewerTraceVersion as exc:
+        raise CassetteError(path, exc.line, exc.problem, UPGRADE_FIX) from None
     except TraceFormatError as exc:
         if exc.line == 0:
             raise CassetteError(path, 0, exc.problem, CORRUPT_FIX) from None
@@ -119,6 +125,18 @@ def _interaction(path: Path, line: int, number: int, event: Event) -> Interactio
     request, response = event.get("request"), event.get("response")
     if not isinstance(request, dict) or not isinstance(response, dict):
         raise CassetteError(path, line, "model_call needs a request and a response object", CORRUPT_FIX)
+    for where, value, expected, what in (
+        ("request.method", request.get("method"), (str,), "a string"),
+        ("request.url", request.get("url"), (str,), "a string"),
+        ("request.headers", request.get("headers") or {}, (dict,), "an object"),
+        ("response.headers", response.get("headers") or {}, (dict,), "an object"),
+        ("response.sse", response.get("sse", []), (list,), "a list"),
+        ("response.base64", response.get("base64", ""), (str,), "a string"),
+    ):
+        if not isinstance(value, expected):
+            raise CassetteError(
+                path, line, f"model_call.{where} must be {what}, found {json_type(value)}", CORRUPT_FIX
+            )
     return Interaction(
         number=number,
         line=line,
