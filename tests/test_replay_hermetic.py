@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import _socket
 import contextlib
+import re
+import shutil
 import socket
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -234,5 +238,44 @@ def test_a_replay_test_that_sends_a_datagram_fails_naming_the_call_and_the_addre
     result.stdout.fnmatch_lines(
         [f"E   UnrecordedRequest: a datagram to {address}:{listener.port} (socket.sendto) during a replay*"]
     )
+    assert listener.reached(address) == []
+    listener.sock.close()
+
+
+SUBPROCESS_LEAK = """
+import socket, sys
+with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+    try:
+        sock.sendto(b"from a subprocess", (sys.argv[1], int(sys.argv[2])))
+    except OSError as exc:
+        print("unreachable:", exc)
+"""
+
+
+def test_the_documented_network_namespace_stops_what_python_cannot(tmp_path: Path) -> None:
+    """docs/security.md's command: a subprocess, out of the guard's reach, reaches nothing in it."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "security.md").read_text()
+    command = re.search(r"^unshare -rn sh -c '(.*) && python -m pytest -m replay'$", text, re.M)
+    assert command is not None, "docs/security.md no longer shows the unshare command"
+    address = host_address()
+    if shutil.which("unshare") is None or address is None:
+        pytest.skip("needs unshare and a non-loopback address")
+    if subprocess.run(["unshare", "-rn", "true"], check=False, capture_output=True).returncode != 0:
+        pytest.skip("unprivileged user namespaces are not allowed here")
+    listener = UdpListener("0.0.0.0")
+    (tmp_path / "leak.py").write_text(SUBPROCESS_LEAK)
+    leak = f"{sys.executable} leak.py {address} {listener.port}"
+    # Outside a namespace the subprocess reaches the listener: the listener can tell.
+    subprocess.run(leak.split(), cwd=tmp_path, check=True, timeout=120)
+    assert listener.reached(address) == [b"from a subprocess"]
+    inside = subprocess.run(
+        ["unshare", "-rn", "sh", "-c", f"{command.group(1)} && {leak}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert inside.returncode == 0, inside.stderr
+    assert inside.stdout.startswith("unreachable:")
     assert listener.reached(address) == []
     listener.sock.close()
