@@ -6,7 +6,7 @@ parser each, and the keywords that override a setting (parsed by `Settings.for_m
     REPLAY = MarkerSpec("replay", positional=("cassette",), keywords={"cassette": text, ...},
                         settings=("mode", "record"))
 
-and calls `spec.check(items, settings)` from `pytest_collection_modifyitems`. Any mistake stops the
+and calls `spec.check(session, items, settings)` from `pytest_collection_modifyitems`. Any mistake stops the
 run before a test runs, with `pytest.UsageError` naming the test, the keyword and the allowed ones:
 an unknown keyword (`mdoe=`), a bad value, too many positional arguments, or an unregistered marker
 whose name is a near miss of the layer's (`@pytest.mark.replya`). What it parsed waits in
@@ -87,9 +87,22 @@ class MarkerSpec:
                 )
         return Marked(values, settings.for_marker(self.name, overrides))
 
-    def check(self, items: Iterable[pytest.Item], settings: Settings, registered: Iterable[str]) -> None:
+    def check(self, session: pytest.Session, items: list[pytest.Item], settings: Settings) -> None:
         """Check this marker on every collected test (every one of its marks, module-level ones too)
-        and keep the closest one's reading; raise `pytest.UsageError` listing the mistakes."""
+        and keep the closest one's reading; raise `pytest.UsageError` listing the mistakes.
+
+        Under pytest-xdist a worker cannot end the run with a usage error (the controller would call
+        it a crash): it stops the session with the message instead, and collects nothing.
+        """
+        try:
+            self._check(items, settings, registered_markers(session.config))
+        except pytest.UsageError as exc:
+            if not hasattr(session.config, "workerinput"):
+                raise
+            session.shouldstop = str(exc)
+            items.clear()
+
+    def _check(self, items: Iterable[pytest.Item], settings: Settings, registered: Iterable[str]) -> None:
         known = set(registered)
         errors: list[str] = []
         for item in items:

@@ -131,6 +131,19 @@ def test_a_bad_marker_argument_stops_the_run_at_collection(
     assert server.requests == []
 
 
+def test_under_xdist_a_bad_marker_stops_the_run_with_the_message(
+    project: pytest.Pytester, server: SimServer
+) -> None:
+    project.makepyfile(test_bad=live_test(server, "@pytest.mark.replay('fix', mdoe='strict')"))
+    result = project.runpytest("-n", "2")
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # a worker cannot raise a usage error: it stops
+    result.stdout.fnmatch_lines(
+        ["*Interrupted: agentevals: test_bad.py::test_it: @pytest.mark.replay(mdoe=...): unknown keyword*"]
+    )
+    assert "INTERNALERROR" not in result.stdout.str()
+    assert server.requests == []
+
+
 def test_a_bad_module_level_marker_is_caught_too(project: pytest.Pytester, server: SimServer) -> None:
     project.makepyfile(
         test_module="import pytest\n\npytestmark = pytest.mark.replay(mode='fast')\n\n"

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from ...errors import CassetteError
-from ...markers import MarkerSpec, anything, near_miss, registered_markers, step_number, text_or_path
+from ...markers import MarkerSpec, anything, near_miss, step_number, text_or_path
 from ...settings import Settings
 from .. import cassette_names
 from .report import ReplayDivergenceWarning
@@ -166,7 +166,7 @@ class ReplayLayer:
         """Check every replay marker (a mistake stops the run here); drop collected cassettes that a
         test of this session replays; when the run names no paths (testpaths or the rootdir), add
         the cassettes outside the collected folders."""
-        REPLAY.check(items, self.settings, registered_markers(config))
+        REPLAY.check(session, items, self.settings)
         if not self.settings.collect_cassettes or not self.settings.cassette_dir.is_dir():
             return
         covered: set[Path] = set()
