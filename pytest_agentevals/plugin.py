@@ -99,14 +99,9 @@ def pytest_runtest_makereport(
     if report.when == "call" and report.failed:
         # Read by fixtures at teardown: a recorded test that failed ends its trace as "failed".
         item.stash[CALL_FAILED_KEY] = True
-    if (
-        report.failed
-        and call.excinfo is not None
-        and not isinstance(report.longrepr, str)  # an item that wrote its own failure keeps it
-        and not item.config.option.fulltrace
-    ):
+    if report.failed and call.excinfo is not None and not item.config.option.fulltrace:
         # A failure of ours (every layer's) reads message first, without the SDK's and our frames.
-        ours = OurFailure.of(call.excinfo.value, item.config.rootpath)
+        ours = OurFailure.replacing(report.longrepr, call.excinfo.value, item.config.rootpath)
         if ours is not None:
             report.longrepr = ours  # type: ignore[assignment]
     return report

@@ -142,9 +142,13 @@ class OurFailure:
         )
 
     @classmethod
-    def of(cls, raised: BaseException, rootdir: Path) -> OurFailure | None:
+    def replacing(cls, longrepr: Any, raised: BaseException, rootdir: Path) -> OurFailure | None:
+        """What a failed test's report shows instead of `longrepr`, when `raised` is (or was caused
+        by) one of our errors; None otherwise, and for an item that wrote its own failure (a text)."""
         error = ours(raised)
-        return cls(raised, error, rootdir) if error is not None else None
+        if error is None or isinstance(longrepr, str):
+            return None
+        return cls(raised, error, rootdir)
 
     def _where(self, filename: str) -> str:
         path = Path(filename)
