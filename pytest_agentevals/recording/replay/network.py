@@ -185,9 +185,8 @@ def _patches() -> list[tuple[Any, str, Any]]:
         for name in _SOCKET_METHODS
         if hasattr(socket.socket, name)
     ]
+    # `SocketType` stays the built-in type, so `isinstance(sock, socket.SocketType)` keeps working.
     patches.append((_socket, "socket", _GuardedRawSocket))
-    patches.append((_socket, "SocketType", _GuardedRawSocket))
-    patches.append((socket, "SocketType", _GuardedRawSocket))
     for name in _LOOKUPS:
         guarded = _lookup(name)
         patches.append((_socket, name, guarded))
