@@ -23,30 +23,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script: the repository's packages, examples included
 
 from examples.taskrunner import run  # noqa: E402
+from examples.taskrunner.scenarios import SCENARIOS, SEED  # noqa: E402
 from pytest_agentevals import Recorder  # noqa: E402
 from pytest_agentevals.golden.extract import extract  # noqa: E402
 from pytest_agentevals.golden.store import store_path  # noqa: E402
 from pytest_agentevals.golden.write import write_cases  # noqa: E402
 
-SEED = 1  # goldens/conftest.py plays the same scripted model when it records decisions live
-
-# name: (run arguments, [(steps, kinds), ...] to take, what the scenario shows)
-RUNS: dict[str, tuple[dict[str, object], list[tuple[tuple[int, ...], tuple[str, ...]]], str]] = {
-    "taskrunner": (
-        {"tasks": 12, "compact_at": 1500},
-        [((1, 2, 3, 16, 18, 41), ()), ((), ("compaction",))],
-        "12 tasks, compacting at 1500 tokens: tool choices, both compactions, the closing stop",
-    ),
-    "taskrunner-stall": (
-        {"tasks": 8, "stall_at": 5, "stall_persists": True},
-        [((8, 12, 36), ("escalation",))],
-        "the model loops on one read_file: the watchdog nudges, then aborts; the supervisor escalates",
-    ),
-    "taskrunner-budget": (
-        {"tasks": 8, "token_budget": 15000},
-        [((), ("escalation",))],
-        "a 15000-token budget: the harness stops when it is spent",
-    ),
+# The runs (examples/taskrunner/scenarios.py, which goldens/conftest.py decides with) and, for each,
+# the [(steps, kinds), ...] to take.
+SELECTIONS: dict[str, list[tuple[tuple[int, ...], tuple[str, ...]]]] = {
+    "taskrunner": [((1, 2, 3, 16, 18, 41), ()), ((), ("compaction",))],
+    "taskrunner-stall": [((8, 12, 36), ("escalation",))],
+    "taskrunner-budget": [((), ("escalation",))],
 }
 
 
@@ -56,7 +44,8 @@ def main() -> int:
     args = parser.parse_args()
     traces = ROOT / ".agentevals" / "traces"
     traces.mkdir(parents=True, exist_ok=True)
-    for name, (options, selections, about) in RUNS.items():
+    for name, selections in SELECTIONS.items():
+        scenario = SCENARIOS[name]
         out = ROOT / "goldens" / f"{name}.yaml"
         if out.exists() and not args.force:
             print(f"{out.relative_to(ROOT)} exists; kept (--force overwrites it)")
@@ -65,16 +54,15 @@ def main() -> int:
         store_path(out).unlink(missing_ok=True)
         trace = traces / f"{name}.trace.jsonl"
         trace.unlink(missing_ok=True)
-        options = dict(options)
-        tasks = int(options.pop("tasks"))  # type: ignore[call-overload]
+        options, tasks = dict(scenario.options), scenario.tasks
         with Recorder(trace, agent="taskrunner", seed=SEED):
-            result = run(tasks, seed=SEED, **options)  # type: ignore[arg-type]
+            result = run(tasks, seed=SEED, **options)
         label = f"examples.taskrunner run({tasks}, seed={SEED}, {_args(options)})"
         points = sorted(
             (point for steps, kinds in selections for point in extract(trace, steps, kinds)),
             key=lambda point: point.line,
         )
-        written = write_cases(out, points, label, scenario=name, description=about)
+        written = write_cases(out, points, label, scenario=name, description=scenario.about)
         print(f"{result.line()}\n  -> {out.relative_to(ROOT)}: {', '.join(written.case_ids)}")
     return 0
 

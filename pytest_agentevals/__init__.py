@@ -9,10 +9,13 @@ from .errors import (
     CassetteError,
     ConfigError,
     GoldenError,
+    GuardError,
     HistoryError,
+    LedgerError,
     NewerTraceVersion,
     RecordingError,
     ReplayDivergence,
+    RunStopped,
     SimError,
     StaleCassette,
     StaleGolden,
@@ -22,6 +25,7 @@ from .errors import (
 )
 from .layers import LAYERS, Layer
 from .recording import Recorder, checkpoint, compaction, current_recorder, note, tool, verification
+from .recording.guards import Budget, BudgetLeft, Guard, budget_left, expect_progress
 from .recording.replay import Replayer, ReplayReport, ReplaySession
 from .settings import Settings
 from .trace import TraceReader, TraceWriter, read_trace
@@ -34,11 +38,16 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 __all__ = [
     "LAYERS",
     "AgentEvalsError",
+    "Budget",
+    "BudgetLeft",
     "CassetteError",
     "ConfigError",
     "GoldenError",
+    "Guard",
+    "GuardError",
     "HistoryError",
     "Layer",
+    "LedgerError",
     "NewerTraceVersion",
     "Recorder",
     "RecordingError",
@@ -46,6 +55,7 @@ __all__ = [
     "ReplayReport",
     "ReplaySession",
     "Replayer",
+    "RunStopped",
     "Settings",
     "SimError",
     "StaleCassette",
@@ -56,9 +66,11 @@ __all__ = [
     "TraceWriter",
     "UnrecordedRequest",
     "__version__",
+    "budget_left",
     "checkpoint",
     "compaction",
     "current_recorder",
+    "expect_progress",
     "note",
     "read_trace",
     "tool",

@@ -108,3 +108,30 @@ class ReplayDivergence(AgentEvalsError):
 
 class StaleCassette(AgentEvalsError):
     """A cassette recorded against another environment (tool schemas, prompt, model, packages)."""
+
+
+class RunStopped(AgentEvalsError):
+    """A guard stopped the run before a model request left the machine.
+
+    `status` is the run's end status (`budget_exhausted`, `stalled`, `loop`), `guard` the guard's name,
+    `reason` what it saw. The trace holds a `guard` event saying the same, and its `run_end` the status.
+    Every later model request of the run is refused with the same error.
+    """
+
+    def __init__(self, status: str, guard: str, reason: str, fix: str = "") -> None:
+        self.status = status
+        self.guard = guard
+        self.reason = reason
+        self.fix = fix
+        message = f"the {guard} guard stopped the run as {status}: {reason}"
+        super().__init__(message + (f" ({fix})" if fix else ""))
+
+
+class GuardError(AgentEvalsError):
+    """A guard itself failed (a bug in a watchdog hook, say): the run ends as `error`, with the
+    guard's traceback in the trace's `run_end.error`."""
+
+
+class LedgerError(AgentEvalsError):
+    """The daily cost ledger cannot be used: corrupt, locked too long, or unwritable. Names the file;
+    spending is never silently reset to zero."""

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from . import guards_plugin
 from .errors import ConfigError
 from .golden.layer import StepLayer
 from .history.collector import HistoryCollector
@@ -60,6 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SETTINGS_KEY] = settings
     config.pluginmanager.register(PyramidSummary(), "agentevals-pyramid")
     config.pluginmanager.register(ReplayLayer(settings), "agentevals-replay")
+    config.pluginmanager.register(guards_plugin, "agentevals-guards")
     config.pluginmanager.register(StepLayer(settings), "agentevals-step")
     config.pluginmanager.register(HistoryCollector.from_config(config, settings), "agentevals-history")
 
@@ -75,6 +77,7 @@ def agentevals_recorder(request: pytest.FixtureRequest) -> Iterator[Recorder]:
 
     Recording is on from setup to teardown: model calls through httpx/httpx2, `@tool` calls and
     harness events all land in the test's trace. A test's trace from an earlier session is replaced.
+    The run is guarded by the configured budget and the test's `agentevals_budget` marker.
     """
     settings = settings_of(request.config)
     path = trace_path_for(request.node.nodeid, settings.trace_dir)
@@ -84,11 +87,16 @@ def agentevals_recorder(request: pytest.FixtureRequest) -> Iterator[Recorder]:
         agent=request.node.name,
         packages=settings.contract_packages,
         prices=settings.prices,
+        guards=guards_plugin.guards_for_item(request.node, settings),
     )
     with recorder:
         yield recorder
         if recorder.status is None and request.node.stash.get(CALL_FAILED_KEY, False):
             recorder.end("failed")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    guards_plugin.check_markers(items, settings_of(config))
 
 
 @pytest.hookimpl(wrapper=True)

@@ -17,6 +17,8 @@ from typing import Any
 
 from .errors import AgentEvalsError, ConfigError
 from .layers import BY_NAME, LAYER_NAMES
+from .recording.guards.limits import KEYS as BUDGET_KEYS
+from .recording.guards.limits import Budget
 from .recording.program import parse_allowed
 
 Source = str  # "cli", "marker", "pyproject" or "default"
@@ -156,6 +158,10 @@ def _flaky_budget(key: str, raw: Any) -> dict[str, float]:
     return out
 
 
+def _budget(key: str, raw: Any) -> Budget:
+    return Budget.parse(key if key.startswith("--") else "[tool.agentevals.budget]", raw)
+
+
 OPTIONS: tuple[Option, ...] = (
     Option("trace_dir", _path, ".agentevals/traces", "where the recorder fixture writes one trace per test"),
     Option(
@@ -231,6 +237,19 @@ OPTIONS: tuple[Option, ...] = (
         "sha", _optional_str, None, "the commit sha to file test outcomes under (default: from CI or git)"
     ),
     Option("run_id", _optional_str, None, "the CI run id to file test outcomes under (default: from CI)"),
+    Option(
+        "budget",
+        _budget,
+        None,
+        "run budgets the guards enforce, KEY=VALUE[,KEY=VALUE] over [tool.agentevals.budget]; keys: "
+        + ", ".join(BUDGET_KEYS),
+    ),
+    Option(
+        "ledger",
+        _path,
+        ".agentevals/ledger.json",
+        "the daily cost ledger shared by every run that uses it (max_daily_cost_usd)",
+    ),
 )
 
 BY_KEY: dict[str, Option] = {option.key: option for option in OPTIONS}
@@ -240,6 +259,8 @@ MARKER_KWARGS: dict[str, Option] = {o.marker_kwarg: o for o in OPTIONS if o.mark
 def _default(option: Option) -> Any:
     if option.key == "flaky_budget":
         return _flaky_budget(option.key, {})
+    if option.key == "budget":
+        return Budget()
     return option.default
 
 
@@ -265,6 +286,8 @@ class Settings:
     quarantine: Path
     sha: str | None
     run_id: str | None
+    budget: Budget = field(default_factory=Budget)
+    ledger: Path = Path(".agentevals/ledger.json")
     sources: dict[str, Source] = field(default_factory=dict, compare=False)
 
     @classmethod
@@ -287,7 +310,12 @@ class Settings:
         values: dict[str, Any] = {}
         sources: dict[str, Source] = {}
         for option in OPTIONS:
-            if cli.get(option.key) is not None:
+            if option.key == "budget" and cli.get("budget") is not None:
+                # Per key: the command line's limits over the pyproject table's, pinned against markers.
+                table = option.parse("budget", pyproject.get("budget", {}))
+                values["budget"] = table.merged(option.parse(option.cli, cli["budget"]).pin())
+                sources["budget"] = "cli"
+            elif cli.get(option.key) is not None:
                 values[option.key] = option.parse(option.cli, cli[option.key])
                 sources[option.key] = "cli"
             elif option.key in pyproject:
@@ -324,6 +352,8 @@ class Settings:
             quarantine=absolute(values["quarantine"]),
             sha=values["sha"],
             run_id=values["run_id"],
+            budget=values["budget"],
+            ledger=absolute(values["ledger"]),
             sources=sources,
         )
 

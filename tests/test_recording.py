@@ -14,6 +14,7 @@ import pytest
 
 import pytest_agentevals as ae
 from pytest_agentevals.sim import Fault, Reply, SimServer
+from pytest_agentevals.trace.messages import response_message
 from pytest_agentevals.trace.summary import summarize
 
 from .conftest import make_fake_key
@@ -173,7 +174,7 @@ def test_async_concurrent_calls(tmp_path: Path, fake_api_key: str) -> None:
     # Whatever order they finished in, each recorded response answers its own request.
     for call in calls:
         asked = call["request"]["body"]["messages"][-1]["content"]
-        message = ae.recording.providers.anthropic.response_message(call["response"])
+        message = response_message(call["response"])
         assert message is not None
         assert message["content"][0]["text"] == f"answer to {asked}"
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pytest_agentevals.golden import load_goldens
 
 REPO = Path(__file__).resolve().parent.parent
@@ -59,3 +61,40 @@ def test_the_metamorphic_cases_pass_against_the_simulated_model() -> None:
     done = pytest_in_repo("-m", "metamorphic")
     assert done.returncode == 0, done.stdout[-3000:]
     assert "1 passed, 14 deselected" in done.stdout
+
+
+# Each rule of the harness, changed the way a careless edit would change it, and the golden cases
+# that must catch it: the cases decide through the harness's own seams, so none copies a rule.
+MUTATIONS = {
+    "budget x10": (
+        "token_budget=config.token_budget * 10 if config.token_budget else None",
+        ["taskrunner-budget.yaml::step-15-escalation", "taskrunner-budget.yaml::step-15-escalation-2"],
+    ),
+    "repeat limit": ("repeat_limit=config.repeat_limit + 1", ["taskrunner-stall.yaml::step-12-escalation"]),
+    "compaction mark": (
+        "compact_at=config.compact_at * 2",
+        ["taskrunner.yaml::step-15-compaction", "taskrunner.yaml::step-31-compaction"],
+    ),
+    "restart limit": (
+        "max_restarts=config.max_restarts + 1",
+        ["taskrunner-stall.yaml::step-36-escalation-2"],
+    ),
+}
+
+
+@pytest.mark.parametrize("mutation", list(MUTATIONS))
+def test_a_changed_harness_rule_turns_a_golden_case_red(tmp_path: Path, mutation: str) -> None:
+    change, must_fail = MUTATIONS[mutation]
+    (tmp_path / "mutate_harness.py").write_text(
+        "import dataclasses\n"
+        "from examples.taskrunner import scenarios\n"
+        "original = scenarios.harness_config\n"
+        "def harness_config(name):\n"
+        "    config = original(name)\n"
+        f"    return dataclasses.replace(config, {change})\n"
+        "scenarios.harness_config = harness_config\n"
+    )
+    done = pytest_in_repo("-m", "step", "-p", "mutate_harness", "-rf", env={"PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 1, done.stdout[-3000:]
+    failed = sorted(line.split()[1] for line in done.stdout.splitlines() if line.startswith("FAILED "))
+    assert all(any(name.endswith(case) for name in failed) for case in must_fail), failed

@@ -1,6 +1,16 @@
 """One attempt of the agent loop: model step, tools, verification and checkpoints, the watchdog,
 compaction at a high-water mark and the token budget. The supervisor (supervisor.py) runs attempts
 and restarts crashed ones from the last checkpoint.
+
+The harness's single decisions are public functions — `over_budget`, `should_compact`,
+`should_restart` and the watchdog's `Watchdog.step` — called by the loop and by the golden step
+cases (goldens/conftest.py) alike, so a changed rule is a changed case.
+
+Under a framework budget (`pytest_agentevals.budget_left()` reports one: a recorder with guards, the
+`agentevals_budget` marker, `agentevals record --budget`), the harness defers to it: the framework
+enforces its limits before each request leaves, and the harness's own token budget, step limit,
+no-progress and repeat rules step aside where the framework has the same one. The model is told
+what is left.
 """
 
 from __future__ import annotations
@@ -15,12 +25,16 @@ from typing import Any
 import anthropic
 
 import pytest_agentevals
+from pytest_agentevals import BudgetLeft
 
 from . import prompts
 from .model import Turn, call_model
 from .tasks import Task
 from .tools import Toolbox, ToolError
 from .watchdog import Watchdog
+
+# After a failed check, the fix and the check again take this many model calls before progress.
+FIX_CALLS = 3
 
 
 @dataclass(frozen=True)
@@ -102,6 +116,43 @@ class WatchdogAbort(Exception):
     """The watchdog fired again after its nudge: this attempt is abandoned."""
 
 
+# -- the harness's decisions ------------------------------------------------------------------------
+
+
+def over_budget(config: HarnessConfig, tokens_spent: int, left: BudgetLeft | None = None) -> str | None:
+    """Why the run must stop for its token budget (more tokens spent than `token_budget`), or None.
+    A framework token budget (`left.tokens` set) replaces the harness's: it is enforced before each
+    request leaves, so the harness does not count it again."""
+    budget = config.token_budget
+    if budget is None or (left is not None and left.tokens is not None):
+        return None
+    return f"spent {tokens_spent} tokens of a budget of {budget}" if tokens_spent > budget else None
+
+
+def should_compact(config: HarnessConfig, prompt_tokens: int) -> bool:
+    """Compact when the last call's context (input + cache tokens) passed the high-water mark."""
+    return prompt_tokens > config.compact_at
+
+
+def should_restart(config: HarnessConfig, restarts: int, error: BaseException) -> bool:
+    """Restart a crashed attempt from the last checkpoint? Not when a budget stopped it (the harness's
+    or the framework's, whose guards also stop stalled and looping runs) or a guard refused it (a
+    model with no price, a failed watchdog hook), nor after `max_restarts`."""
+    if isinstance(error, BudgetExhausted | pytest_agentevals.RunStopped | pytest_agentevals.GuardError):
+        return False
+    if isinstance(error, pytest_agentevals.ConfigError | pytest_agentevals.LedgerError):
+        return False
+    return restarts < config.max_restarts
+
+
+def framework_watchdog(config: HarnessConfig, left: BudgetLeft) -> Watchdog:
+    """The harness's watchdog, its rules off where the framework's guards do the same job."""
+    return Watchdog(
+        None if "watchdog" in left.guards else config.no_progress_steps,
+        None if "loop" in left.guards else config.repeat_limit,
+    )
+
+
 class Attempt:
     """One pass of the loop from a checkpointed state, until done, or an exception ends it."""
 
@@ -121,7 +172,7 @@ class Attempt:
         self.totals = totals
         self.on_checkpoint = on_checkpoint
         self.toolbox = Toolbox(workspace, tasks)
-        self.watchdog = Watchdog(config.no_progress_steps, config.repeat_limit)
+        self.watchdog = framework_watchdog(config, pytest_agentevals.budget_left())
         self.nudged = False  # the watchdog fired once in this attempt
 
     def run(self, state: AgentState) -> None:
@@ -142,29 +193,31 @@ class Attempt:
                 messages.append({"role": "user", "content": [{"type": "text", "text": reminder}]})
                 progressed = False
             self._watch(turn, progressed, messages[-1], state)
-            if turn.prompt_tokens > self.config.compact_at:
+            if should_compact(self.config, turn.prompt_tokens):
                 messages = self._compact(messages, turn.prompt_tokens, state)
 
     def _watch(self, turn: Turn, progressed: bool, reply: dict[str, Any], state: AgentState) -> None:
         """Let the watchdog see the step. Its first firing adds a nudge to `reply`; the next aborts."""
-        reason = self.watchdog.observe([(use["name"], use["input"]) for use in turn.tool_uses], progressed)
-        if reason is None:
+        calls = [(use["name"], use["input"]) for use in turn.tool_uses]
+        verdict = self.watchdog.step(calls, progressed, self.nudged)
+        if verdict is None:
             return
         self.totals.watchdog_fires += 1
-        action = "abort" if self.nudged else "nudge"
-        pytest_agentevals.note("watchdog fired", reason=reason, action=action, step=self.totals.steps)
-        if self.nudged:
-            raise WatchdogAbort(reason)
-        reply["content"].append(
-            {"type": "text", "text": f"Watchdog: {reason}. Change approach. {self._progress(state)}"}
+        pytest_agentevals.note(
+            "watchdog fired", reason=verdict.reason, action=verdict.action, step=self.totals.steps
         )
-        self.watchdog.reset()
+        if verdict.action == "abort":
+            raise WatchdogAbort(verdict.reason)
+        reply["content"].append(
+            {"type": "text", "text": f"Watchdog: {verdict.reason}. Change approach. {self._progress(state)}"}
+        )
         self.nudged = True
 
     # -- steps -----------------------------------------------------------------------------------
 
     def _call(self, messages: list[dict[str, Any]], compaction: bool = False) -> Turn:
-        if self.totals.steps >= self.config.max_steps:
+        left = pytest_agentevals.budget_left()
+        if left.calls is None and self.totals.steps >= self.config.max_steps:
             raise BudgetExhausted(f"the step budget ({self.config.max_steps} model calls) is spent")
         params: dict[str, Any] = {
             "model": self.config.model,
@@ -180,10 +233,11 @@ class Attempt:
         turn = call_model(self.client, stream=self.config.stream, timeout=self.config.step_timeout, **params)
         self.totals.steps += 1
         self.totals.tokens += turn.tokens
-        budget = self.config.token_budget
-        if budget is not None and self.totals.tokens > budget:
+        reason = over_budget(self.config, self.totals.tokens, left)
+        if reason is not None:
+            budget = self.config.token_budget
             pytest_agentevals.note("token budget exhausted", budget=budget, spent=self.totals.tokens)
-            raise BudgetExhausted(f"spent {self.totals.tokens} tokens of a budget of {budget}")
+            raise BudgetExhausted(reason)
         return turn
 
     def _run_tools(self, uses: list[dict[str, Any]], state: AgentState) -> tuple[list[dict[str, Any]], bool]:
@@ -214,6 +268,10 @@ class Attempt:
         if new:
             pytest_agentevals.checkpoint(state.to_dict(), workspace=self.workspace, name=f"{task} verified")
             self.on_checkpoint(state)
+        elif not passed:
+            # The longest check is a failed one: the fix and the check again take a few more calls
+            # before progress. Said to the framework's watchdog, so it is not taken for a stall.
+            pytest_agentevals.expect_progress(within=FIX_CALLS, reason=f"{task} failed its check: fixing it")
         return new
 
     def _compact(
@@ -235,7 +293,8 @@ class Attempt:
     # -- text ------------------------------------------------------------------------------------
 
     def _opening(self, state: AgentState) -> dict[str, Any]:
-        text = prompts.opening(self.tasks, set(state.verified), state.summary)
+        budget = pytest_agentevals.budget_left().describe()  # "" outside a framework budget
+        text = prompts.opening(self.tasks, set(state.verified), state.summary, budget)
         return {"role": "user", "content": [{"type": "text", "text": text}]}
 
     def _progress(self, state: AgentState) -> str:

@@ -72,8 +72,9 @@ def parse_progress(text: str) -> tuple[int, int] | None:
     return (int(found[-1].group(1)), int(found[-1].group(2))) if found else None
 
 
-def opening(tasks: list[Task], verified: set[str], summary: str | None) -> str:
-    """The first user message of a context: where the work stands and the tasks still to do.
+def opening(tasks: list[Task], verified: set[str], summary: str | None, budget: str = "") -> str:
+    """The first user message of a context: where the work stands and the tasks still to do, and
+    `budget`, what is left of the run's budget when a framework budget applies (`BudgetLeft.describe`).
 
     Verified tasks are left out, so a fresh context (after a compaction or a restart) shrinks as the
     work progresses instead of carrying the whole list forever.
@@ -93,4 +94,6 @@ def opening(tasks: list[Task], verified: set[str], summary: str | None) -> str:
     if verified:
         line = progress_line(len(verified), len(tasks), remaining[0].id if remaining else None)
         parts.append(line + " Files of verified tasks are in place.")
+    if budget:
+        parts.append(budget + " Use it well: one tool call per reply, no detours.")
     return "\n\n".join(parts)

@@ -1,6 +1,7 @@
 """The supervisor: runs attempts of the loop and, when one crashes (the SDK gave up, a stream broke,
 the watchdog aborted), restores the last checkpoint, state and workspace both, and starts again, up
-to a number of restarts. It also sets how the run ended on the recorder, when one records.
+to a number of restarts (`should_restart`). A run the framework's guards stopped is not restarted:
+it ends with their status. It also sets how the run ended on the recorder, when one records.
 """
 
 from __future__ import annotations
@@ -18,7 +19,16 @@ import anthropic
 import pytest_agentevals
 from pytest_agentevals.trace.paths import path_problem
 
-from .harness import AgentState, Attempt, BudgetExhausted, HarnessConfig, RunResult, Totals, WatchdogAbort
+from .harness import (
+    AgentState,
+    Attempt,
+    BudgetExhausted,
+    HarnessConfig,
+    RunResult,
+    Totals,
+    WatchdogAbort,
+    should_restart,
+)
 from .tasks import Task
 
 # Marks a directory as this agent's workspace, so restoring a checkpoint never wipes anything else.
@@ -135,9 +145,12 @@ def run_agent(
             status = "ok"
         except BudgetExhausted as exc:
             status, error = "budget_exhausted", str(exc)
+        except pytest_agentevals.RunStopped as exc:
+            # The framework's guards stopped the run (budget_exhausted, stalled, loop): no restart.
+            status, error = exc.status, str(exc)
         except Exception as exc:
             why = f"{type(exc).__name__}: {exc}"
-            if restarts >= config.max_restarts:
+            if not should_restart(config, restarts, exc):
                 status = "escalated" if isinstance(exc, WatchdogAbort) else "failed"
                 error = why
                 pytest_agentevals.note("giving up", reason=why, restarts=restarts)

@@ -13,7 +13,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from ..errors import AgentEvalsError, RunStopped
 from ..recording import program as program_runner
+from ..recording.guards import Budget, guards_for
 from ..recording.recorder import Recorder
 from ..settings import Settings
 from ..trace.summary import summarize
@@ -36,6 +38,14 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--agent", help="the agent's name in the trace (default: the program's name)")
     parser.add_argument("--seed", type=int, help="the run's seed, written to the trace")
+    parser.add_argument(
+        "--budget",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a run budget over [tool.agentevals.budget], repeatable: max_calls=200, max_cost_usd=5, "
+        "max_daily_cost_usd=50, stall_calls=20... (docs/guards.md)",
+    )
     words.add_program_arguments(parser)
     parser.set_defaults(func=main)
 
@@ -43,6 +53,7 @@ def register(subparsers: Any) -> None:
 def main(args: argparse.Namespace) -> int:
     program = words.program_of(args.program)
     settings = Settings.for_command_line()
+    budget = settings.budget.merged(Budget.parse("--budget", args.budget)) if args.budget else settings.budget
     if args.output:
         output = Path(args.output)
     else:
@@ -61,6 +72,7 @@ def main(args: argparse.Namespace) -> int:
         task={"argv": program.argv},
         packages=settings.contract_packages,
         prices=settings.prices,
+        guards=guards_for(budget, ledger=settings.ledger),
     )
     try:
         with recorder:
@@ -69,6 +81,14 @@ def main(args: argparse.Namespace) -> int:
                 recorder.end("ok" if code == 0 else "failed")
     except KeyboardInterrupt:
         code = 130
+    except RunStopped as exc:
+        # A guard stopped the run (or refused to start it): said plainly, not as a traceback.
+        print(f"agentevals record: {exc}", file=sys.stderr)
+        code = 3
+    except AgentEvalsError as exc:
+        # Ours (a model with no price under a cost budget, an unreadable ledger): the message is the fix.
+        print(f"agentevals record: error: {exc}", file=sys.stderr)
+        code = 2
     except Exception:
         # The program's own failure: shown as python shows it; the trace keeps it too.
         traceback.print_exc()

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GoldenError, TraceError
-from ..recording.providers.anthropic import response_message
 from ..trace.events import Event
+from ..trace.messages import response_message
 from ..trace.reader import read_trace
 from .decision import Decision
 from .kinds import KIND_NAMES, KINDS

@@ -29,7 +29,10 @@ def request_fields(vcr_request: Any, bodies: BodyDecoder | None = None) -> dict[
         "url": vcr_request.uri,
         "headers": anthropic.request_headers(vcr_request.headers),
     }
-    if raw:
+    decoded = getattr(vcr_request, "_agentevals_body", None)  # the guards decoded it already
+    if isinstance(decoded, dict):
+        fields["body"] = decoded
+    elif raw:
         content_type = _first(vcr_request.headers, "content-type") or "application/json"
         stored: dict[str, Any] | None = None
         if bodies is not None and "json" in content_type:

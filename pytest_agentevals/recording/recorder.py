@@ -9,16 +9,18 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ..errors import RecordingError
+from ..errors import RecordingError, RunStopped
 from ..trace.events import RUN_STATUSES, TRACE_VERSION, Event
 from ..trace.writer import TraceWriter
 from . import active, contract, exchange
 from .bodies import BodyDecoder
+from .guards.guard import Guard
+from .guards.runner import OBSERVED, GuardRunner
 from .patching import patched
 from .prices import PriceTable
 from .scrub import Scrubber
@@ -34,7 +36,10 @@ class _RecordingCassette:
         self._recorder = recorder
 
     def can_play_response_for(self, request: Any) -> bool:
-        # vcrpy asks this first, before the real request goes out: the latency clock starts here.
+        # vcrpy asks this first, before the real request goes out: the guards decide here, and the
+        # latency clock starts after them.
+        if self._recorder.guards:
+            self._recorder.guarding.before_call(request)
         request._agentevals_started = time.perf_counter()
         return False
 
@@ -54,6 +59,7 @@ class Recorder:
 
     `task` is the run's initial task (what a replay needs to start the agent again); `contract`
     adds what the harness declares about its environment (fixture hashes, prompt versions...).
+    `guards` see every model request before it leaves and may stop the run (docs/guards.md).
     """
 
     def __init__(
@@ -69,6 +75,7 @@ class Recorder:
         prices: Mapping[str, Mapping[str, float]] | None = None,
         secrets: tuple[str, ...] = (),
         http: bool = True,
+        guards: Sequence[Guard] = (),
     ) -> None:
         self.path = Path(path)
         self.agent = agent
@@ -91,6 +98,8 @@ class Recorder:
         self._observed: dict[str, Any] | None = None
         self.snapshots = Snapshotter()
         self._bodies = BodyDecoder()
+        self.guarding = GuardRunner(guards, self, self._bodies.decode)
+        self._last_checkpoint: int | None = None
 
     # -- life cycle ------------------------------------------------------------------------------
 
@@ -131,7 +140,15 @@ class Recorder:
         }
         if self.task is not None:
             start["task"] = self.task
+        if self.guards:
+            start["budget"] = self.guarding.limits()
+            start["guards"] = [guard.name for guard in self.guards]
         self._writer.write(start, sync=True)
+        refused = self.guarding.start()
+        if refused is not None:  # a guard refused the run: its trace says so, and nothing is sent
+            self.stop()
+            error, cause = refused
+            raise error from cause
         active.push_recorder(self)
         if self._http:
             self._patches = contextlib.ExitStack()
@@ -139,7 +156,8 @@ class Recorder:
         return self
 
     def end(self, status: str) -> None:
-        """Set how the run ended (ok, failed, budget_exhausted, escalated...) before it stops."""
+        """Set how the run ended (ok, failed, budget_exhausted, escalated...) before it stops. A run a
+        guard stopped keeps the guard's status."""
         if status not in RUN_STATUSES:
             raise ValueError(f"unknown run status {status!r}; use one of: {', '.join(RUN_STATUSES)}")
         self.status = status
@@ -152,13 +170,19 @@ class Recorder:
             self._patches.close()
             self._patches = None
         active.pop_recorder(self)
+        guarding = self.guarding
+        guarding.end(guarding.halt_status or self.status or status or ("error" if error else "ok"))
+        if guarding.failure is not None:
+            error = guarding.failure  # the guard's own traceback, not the SDK's frames around it
+        elif isinstance(error, RunStopped) and guarding.halt is not None:
+            error = None  # the run's own stop: its guard event says why
         with self._lock:
             end: Event = {
                 "type": "run_end",
                 "seq": self._next_seq(),
                 "t": self._now(),
-                # What the harness said with end() wins over what the way out suggests.
-                "status": self.status or status or ("error" if error else "ok"),
+                # A guard's stop, then what the harness said with end(), then the way out.
+                "status": guarding.halt_status or self.status or status or ("error" if error else "ok"),
                 "totals": {**self.totals, "steps": self.steps, "cost_usd": round(self.totals["cost_usd"], 8)},
             }
             if self._observed is not None:
@@ -204,7 +228,11 @@ class Recorder:
             event: Event = {"type": kind, "seq": self._next_seq(), "t": self._now(), "step": self.steps}
             event.update(fields)
             self._writer.write(event, sync=sync)
-            return event
+            if kind == "checkpoint":
+                self._last_checkpoint = event["seq"]
+        if self.guards and kind in OBSERVED:
+            self.guarding.observe(event)
+        return event
 
     def record_http(self, vcr_request: Any, vcr_response: dict[str, Any], latency_s: float) -> None:
         fields = exchange.model_call_fields(vcr_request, vcr_response, latency_s, self._prices, self._bodies)
@@ -228,6 +256,9 @@ class Recorder:
             event = {"type": "model_call", "seq": self._next_seq(), "t": self._now(), "step": step, **fields}
             if self._writer is not None:
                 self._writer.write(event)
+        if self.guards and fields["provider"] == "anthropic":
+            self.guarding.after_call(vcr_request, status, fields.get("usage") or {}, fields.get("cost_usd"))
+            self.guarding.observe(event)
 
     def _tool_event(
         self, name: str, tool_input: dict[str, Any], started: float, output: Any, error: BaseException | None
@@ -265,6 +296,21 @@ class Recorder:
             raise
         self._tool_event(name, tool_input, started, output, None)
         return output
+
+    # -- what guards read ------------------------------------------------------------------------
+
+    @property
+    def guards(self) -> tuple[Guard, ...]:
+        return self.guarding.guards
+
+    @property
+    def prices(self) -> PriceTable:
+        return self._prices
+
+    @property
+    def last_checkpoint(self) -> int | None:
+        """The seq of the run's last checkpoint event, if any."""
+        return self._last_checkpoint
 
     def count(self, kind: str, passed: bool | None = None) -> None:
         with self._lock:

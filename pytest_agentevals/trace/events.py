@@ -18,6 +18,8 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "compaction": ("seq", "t", "step", "tokens_before", "tokens_after", "summary"),
     "verification": ("seq", "t", "step", "name", "passed"),
     "note": ("seq", "t", "step", "message"),
+    "guard": ("seq", "t", "step", "guard", "action", "reason"),
+    "watchdog": ("seq", "t", "step", "action", "reason"),
     "run_end": ("seq", "t", "status", "totals"),
 }
 EVENT_TYPES: tuple[str, ...] = tuple(REQUIRED)
@@ -47,6 +49,9 @@ FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "message": (str,),
     "status": (str,),
     "totals": (dict,),
+    "guard": (str,),
+    "action": (str,),
+    "reason": (str,),
 }
 
 _JSON_NAMES = {
@@ -79,4 +84,18 @@ def json_type(value: object) -> str:
     )
 
 
-RUN_STATUSES = ("ok", "failed", "error", "interrupted", "budget_exhausted", "escalated")
+RUN_STATUSES = (
+    "ok",
+    "failed",
+    "error",
+    "interrupted",
+    "budget_exhausted",
+    "escalated",
+    "stalled",
+    "loop",
+)
+# What a guard event's `action` says: it stopped the run, reported something, or failed itself.
+GUARD_ACTIONS = ("stop", "warn", "error")
+# What a watchdog event's `action` says: it asks whether to go on, the answer was to go on, or the
+# harness announced long work (`expect_progress`).
+WATCHDOG_ACTIONS = ("ask", "continue", "expect")

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import TraceFormatError
+from .events import Event
 from .reader import TraceReader
+from .totals import TOKEN_KINDS, RunTotals, number
 
-TOKEN_KINDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+Observer = Callable[[Event], object]
 
 
 @dataclass
@@ -50,19 +53,26 @@ class TraceSummary:
         return data
 
 
-def summarize(path: str | Path) -> TraceSummary:
+def summarize(path: str | Path, observers: Iterable[Observer] = ()) -> TraceSummary:
     """Summarize a trace. A torn last line or a missing run_end is a problem listed, not an error;
-    a malformed line in the middle stops the summary there and is listed too."""
+    a malformed line in the middle stops the summary there and is listed too.
+
+    Each of `observers` is called with every event read (as read with `resolve=False`), so another
+    consumer — the metrics of `agentevals show` — shares this one read of the file."""
     summary = TraceSummary(path=str(path))
     summary.bytes = Path(path).stat().st_size if Path(path).exists() else 0
     reader = TraceReader(path, resolve=False)  # deltas need no resolving to count
+    totals = RunTotals()
     tools: Counter[str] = Counter()
     models: dict[str, None] = {}
+    observing = tuple(observers)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the reader's warnings are listed as problems instead
             for event in reader:
-                _add(summary, event, tools, models)
+                _add(summary, event, totals, tools, models)
+                for observe in observing:
+                    observe(event)
     except TraceFormatError as exc:
         if exc.line <= 1:
             raise
@@ -70,9 +80,9 @@ def summarize(path: str | Path) -> TraceSummary:
     summary.problems[:0] = reader.problems
     if not reader.complete and summary.status is None:
         summary.problems.append("no run_end event: the run was killed or is still going")
+    _take_totals(summary, totals)
     summary.tools = dict(tools.most_common())
     summary.models = list(models)
-    summary.cost_usd = round(summary.cost_usd, 6)
     if summary.unpriced:
         summary.problems.append(
             f"no price for {', '.join(sorted(summary.unpriced))}: the cost leaves those calls out "
@@ -81,51 +91,47 @@ def summarize(path: str | Path) -> TraceSummary:
     return summary
 
 
-def _add(summary: TraceSummary, event: dict[str, Any], tools: Counter[str], models: dict[str, None]) -> None:
+def _take_totals(summary: TraceSummary, totals: RunTotals) -> None:
+    summary.steps = totals.steps
+    summary.model_calls = totals.model_calls
+    summary.model_errors = totals.model_errors
+    summary.tool_calls = totals.tool_calls
+    summary.tool_errors = totals.tool_errors
+    summary.tokens = totals.tokens
+    summary.cost_usd = round(totals.cost_usd, 6)
+    summary.checkpoints = totals.checkpoints
+    summary.compactions = totals.compactions
+    summary.verifications_passed = totals.verifications_passed
+    summary.verifications_failed = totals.verifications_failed
+    summary.unpriced = totals.unpriced
+
+
+def _add(
+    summary: TraceSummary, event: Event, totals: RunTotals, tools: Counter[str], models: dict[str, None]
+) -> None:
     kind = event["type"]
-    if isinstance(event.get("t"), int | float):
-        summary.duration_s = max(summary.duration_s, float(event["t"]))
+    t = number(event.get("t"))
+    if t is not None:
+        summary.duration_s = max(summary.duration_s, t)
+    if kind == "model_call":
+        if totals.add_model_call(event):
+            if event.get("stream"):
+                summary.streamed_calls += 1
+            if isinstance(event.get("model"), str) and event["model"]:
+                models[event["model"]] = None
+        return
+    totals.add(event)
     if kind == "run_start":
         summary.run_id = event["run_id"]
         summary.agent = event["agent"]
         summary.seed = event.get("seed")
         summary.started_at = event.get("started_at")
-    elif kind == "model_call":
-        summary.model_calls += 1
-        status = event.get("response", {}).get("status", 0)
-        if not (isinstance(status, int) and 200 <= status < 300):
-            summary.model_errors += 1
-            return
-        summary.steps = max(summary.steps, int(event.get("step", 0)))
-        if event.get("stream"):
-            summary.streamed_calls += 1
-        if isinstance(event.get("model"), str) and event["model"]:
-            models[event["model"]] = None
-        usage = event.get("usage")
-        for key, value in usage.items() if isinstance(usage, dict) else ():
-            if key in summary.tokens and isinstance(value, int):
-                summary.tokens[key] += value
-        cost = event.get("cost_usd")
-        if isinstance(cost, int | float) and not isinstance(cost, bool):
-            summary.cost_usd += cost
-        elif cost is None and isinstance(event.get("model"), str):
-            summary.unpriced.add(event["model"])
     elif kind == "tool_call":
-        summary.tool_calls += 1
         tools[str(event.get("name"))] += 1
-        if "error" in event:
-            summary.tool_errors += 1
-    elif kind == "checkpoint":
-        summary.checkpoints += 1
-    elif kind == "compaction":
-        summary.compactions += 1
     elif kind == "verification":
-        if event.get("passed"):
-            summary.verifications_passed += 1
-        else:
-            summary.verifications_failed += 1
-        if isinstance(event.get("progress"), int | float) and not isinstance(event["progress"], bool):
-            summary.last_progress = float(event["progress"])
+        progress = number(event.get("progress"))
+        if progress is not None:
+            summary.last_progress = progress
     elif kind == "note":
         summary.notes += 1
     elif kind == "run_end":

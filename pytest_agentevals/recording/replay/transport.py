@@ -3,43 +3,18 @@
 vcrpy's transport stub asks `can_play_response_for` first and then `play_response`. The engine
 decides in the first call; an unrecorded or divergent request raises from there, inside the
 transport, so no request is sent. The anthropic SDK wraps any transport exception that is not its
-own in `APIConnectionError` and retries it; `loud()` gives our error the SDK's base class as a
-mixin (only when the SDK is already imported), so it reaches the caller at once, unchanged.
+own in `APIConnectionError` and retries it; `loud()` (from `recording/loud.py`, which the guards
+share) makes our error reach the caller at once, unchanged.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
-from ...errors import AgentEvalsError
+from ..loud import loud
 
-_loud_classes: dict[tuple[type, type], type] = {}
-
-
-def loud(error: AgentEvalsError) -> AgentEvalsError:
-    """`error`, as an instance of a subclass that the anthropic SDK re-raises without retrying.
-
-    The copy is still an instance of the original class (`except ReplayDivergence` catches it) and
-    reads the same; it is only made when `anthropic` is imported already.
-    """
-    sdk = sys.modules.get("anthropic")
-    base = getattr(sdk, "AnthropicError", None)
-    if not isinstance(base, type) or isinstance(error, base):
-        return error
-    cls = type(error)
-    loud_cls = _loud_classes.get((cls, base))
-    if loud_cls is None:
-        loud_cls = type(
-            cls.__name__, (cls, base), {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
-        )
-        _loud_classes[(cls, base)] = loud_cls
-    copy: AgentEvalsError = Exception.__new__(loud_cls)
-    copy.args = error.args
-    copy.__dict__.update(error.__dict__)
-    copy.__dict__["original"] = error
-    return copy
+__all__ = ["ReplayCassette", "loud"]
 
 
 class ReplayCassette:

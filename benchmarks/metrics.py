@@ -1,0 +1,115 @@
+"""Metrics speed: computing every metric of a 10,000-step trace against just reading it.
+
+The trace is made once, with the real recorder and writer: the example agent's run against the
+simulated server (300 steps, non-streamed: the smaller lines make reading cheapest, so the ratio
+hardest) is recorded, then its events are written again end to end by a `TraceWriter`, steps,
+sequence numbers and times shifted, until the trace holds 10,000 steps; verified progress is scaled
+so it rises over the whole run. Then, alternately in this one process:
+
+- read: `read_trace(path)`, every event parsed and its request resolved;
+- metrics: `metrics.compute_file(path)`, the same file read once and every metric computed;
+- read+compute: `read_trace(path)` and then `metrics.compute(events)` on the list it returned.
+
+Prints one JSON line per figure: `metrics_ratio_to_read` (metrics over read, medians of CPU time)
+and `read_then_compute_ratio` (read+compute over read). The first can come out below 1: the metrics
+stream the file without resolving request deltas into whole requests or keeping the events, which
+`read_trace` does; the second is what the metrics add for a caller who already holds the events.
+Run from the repository root:
+
+    python benchmarks/metrics.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the examples package
+
+from examples.taskrunner import run
+from pytest_agentevals import Recorder, metrics, read_trace
+from pytest_agentevals.trace.writer import TraceWriter
+
+STEPS = 10_000
+TILE_STEPS = 300
+TASKS = 130  # enough tasks that the step cap, not the task list, ends the run
+
+
+def make_trace(folder: Path, steps: int) -> Path:
+    tile = folder / "tile.trace.jsonl"
+    with Recorder(tile, agent="taskrunner", seed=1, task={"tasks": TASKS, "max_steps": TILE_STEPS}):
+        run(TASKS, seed=1, stream=False, max_steps=TILE_STEPS)
+    events = read_trace(tile)
+    start, body, end = events[0], events[1:-1], events[-1]
+    tiles = -(-steps // TILE_STEPS)
+    path = folder / f"run-{steps}.trace.jsonl"
+    with TraceWriter(path) as writer:
+        writer.write(start)
+        seq = step = 0
+        t = 0.0
+        for k in range(tiles):
+            tile_steps = 0
+            for event in body:
+                if event["type"] == "model_call" and event["step"] + step > steps:
+                    break
+                copied: dict[str, Any] = {**event, "seq": event["seq"] + seq, "t": event["t"] + t}
+                copied["step"] = event["step"] + step
+                if event["type"] == "verification" and "progress" in event:
+                    copied["progress"] = (k + event["progress"]) / tiles
+                    copied["passed"] = event["passed"] and (k == tiles - 1 or event["progress"] < 1)
+                writer.write(copied)
+                tile_steps = max(tile_steps, event["step"])
+            seq, step, t = seq + len(body), step + tile_steps, t + end["t"]
+        writer.write({**end, "seq": seq + 1, "t": t, "totals": {**end["totals"], "steps": step}})
+    return path
+
+
+def timed(work: Any) -> float:
+    started = time.process_time()  # CPU time: steadier than wall time on a shared machine
+    work()
+    return time.process_time() - started
+
+
+def emit(case: str, metric: str, value: float) -> None:
+    print(
+        json.dumps({"bench": "metrics", "case": case, "metric": metric, "value": round(value, 4)}),
+        flush=True,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a 1,000-step trace, fewer repetitions")
+    args = parser.parse_args()
+    steps, repeats = (1_000, 3) if args.quick else (STEPS, 7)
+    case = f"{steps} steps"
+    with tempfile.TemporaryDirectory() as folder:
+        path = make_trace(Path(folder), steps)
+        found = metrics.compute_file(path)
+        if found.steps != steps:
+            raise SystemExit(f"the trace holds {found.steps} steps, not {steps}")
+        read: list[float] = []
+        computed: list[float] = []
+        both: list[float] = []
+        timed(lambda: read_trace(path))  # warm the page cache and the imports
+        for _ in range(repeats):
+            # Alternate, so drift in the machine's load falls on every side alike.
+            read.append(timed(lambda: read_trace(path)))
+            computed.append(timed(lambda: metrics.compute_file(path)))
+            both.append(timed(lambda: metrics.compute(read_trace(path))))
+        floor = statistics.median(read)
+        emit(case, "read_seconds", floor)
+        emit(case, "metrics_seconds", statistics.median(computed))
+        emit(case, "metrics_ratio_to_read", statistics.median(computed) / floor)
+        emit(case, "read_then_compute_ratio", statistics.median(both) / floor)
+        emit(case, "trace_mib", path.stat().st_size / 2**20)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""A run's totals counted from its events: what `run_end.totals` holds, for any run or part of one.
+
+One counting, shared by the trace summary (`agentevals show`) and the metrics (which count a slice
+of a run the same way), so the two never disagree on what a token or a model call is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .events import Event
+
+TOKEN_KINDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def is_model_call(event: Event) -> bool:
+    """A call of a model API: a `model_call` event of a model provider (`http` is any other request)."""
+    return event.get("provider") != "http"
+
+
+def http_ok(event: Event) -> bool:
+    response = event.get("response")
+    status = response.get("status") if type(response) is dict else None
+    return type(status) is int and 200 <= status < 300
+
+
+def number(value: Any) -> float | None:
+    """A JSON number as a float; None for anything else (true and false are not numbers)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+@dataclass
+class RunTotals:
+    """Counts over events, added one at a time.
+
+    A model call is a `model_call` event of a model provider; its tokens and cost count when it
+    succeeded (2xx), and `steps` is the highest step of a successful one. A cost of null (a model
+    the price table did not know) leaves the call out of `cost_usd` and names it in `unpriced`.
+    """
+
+    steps: int = 0
+    model_calls: int = 0
+    model_errors: int = 0
+    tool_calls: int = 0
+    tool_errors: int = 0
+    tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOKEN_KINDS, 0))
+    cost_usd: float = 0.0
+    checkpoints: int = 0
+    compactions: int = 0
+    verifications_passed: int = 0
+    verifications_failed: int = 0
+    unpriced: set[str] = field(default_factory=set)
+
+    def add(self, event: Event) -> None:
+        kind = event.get("type")
+        if kind == "model_call":
+            self.add_model_call(event)
+        elif kind == "tool_call":
+            self.tool_calls += 1
+            if "error" in event:
+                self.tool_errors += 1
+        elif kind == "checkpoint":
+            self.checkpoints += 1
+        elif kind == "compaction":
+            self.compactions += 1
+        elif kind == "verification":
+            if event.get("passed"):
+                self.verifications_passed += 1
+            else:
+                self.verifications_failed += 1
+
+    def add_model_call(self, event: Event) -> bool:
+        """Count a model_call event; True when it was a successful call of a model."""
+        if not is_model_call(event):
+            return False
+        self.model_calls += 1
+        if not http_ok(event):
+            self.model_errors += 1
+            return False
+        step = event.get("step")
+        if type(step) is int and step > self.steps:
+            self.steps = step
+        usage = event.get("usage")
+        if type(usage) is dict:
+            tokens = self.tokens
+            for key in TOKEN_KINDS:
+                value = usage.get(key)
+                if type(value) is int:  # not a bool, nor anything else
+                    tokens[key] += value
+        cost = event.get("cost_usd")
+        if type(cost) is float or type(cost) is int:
+            self.cost_usd += cost
+        elif isinstance(event.get("model"), str):
+            self.unpriced.add(event["model"])
+        return True
