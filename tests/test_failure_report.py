@@ -105,3 +105,28 @@ def test_fulltrace_shows_every_frame(project: pytest.Pytester) -> None:
     lines = failure_of(result.stdout.lines, "test_changed_prompt")
     assert any("anthropic" in line and ".py:" in line for line in lines)
     assert any(line.startswith("E   ") and "ReplayDivergence" in line for line in lines)
+
+
+def test_a_guard_stop_reads_the_same_way(pytester: pytest.Pytester) -> None:
+    # One mechanism for every layer's errors: a budget stop raised deep in the SDK call as well.
+    pytester.makepyprojecttoml("[tool.agentevals.budget]\nmax_calls = 1\n")
+    pytester.makepyfile(
+        test_budget="""
+        import anthropic
+        from pytest_agentevals.sim import Reply, SimServer
+
+        def test_spends(agentevals_recorder):
+            with SimServer(lambda request: Reply.text("ok"), seed=1) as sim:
+                client = anthropic.Anthropic(base_url=sim.url, api_key="sim", max_retries=0)
+                for turn in range(2):
+                    client.messages.create(
+                        model="claude-sonnet-4-6", max_tokens=8, messages=[{"role": "user", "content": "q"}]
+                    )
+        """
+    )
+    result = pytester.runpytest("--agentevals-history=off", "--agentevals-trace-dir=traces")
+    result.assert_outcomes(failed=1)
+    lines = failure_of(result.stdout.lines, "test_spends")
+    assert lines[0].startswith("E   RunStopped: the budget guard stopped the run as budget_exhausted")
+    assert "test_budget.py:8: in test_spends" in lines
+    assert not [line for line in lines if "site-packages" in line or "pytest_agentevals/" in line]
