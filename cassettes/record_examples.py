@@ -18,6 +18,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import pytest_agentevals as ae  # noqa: E402
 from examples import taskrunner  # noqa: E402
+from pytest_agentevals.fileio import atomic_path  # noqa: E402
 
 # name -> the run's task. The stall is the incident: the model loops on one read_file from step 4,
 # and the watchdog must catch it (the supervisor restarts from the last checkpoint).
@@ -29,16 +30,14 @@ RUNS: dict[str, dict[str, Any]] = {
 
 def record(name: str, task: dict[str, Any], folder: Path = HERE) -> Path:
     path = folder / f"{name}.trace.jsonl"
-    scratch = path.with_name(path.name + ".recording")
-    scratch.unlink(missing_ok=True)
     with (
+        atomic_path(path) as scratch,
         tempfile.TemporaryDirectory(prefix="taskrunner-") as workspace,
         ae.Recorder(scratch, agent="taskrunner", seed=task["seed"], task=task),
     ):
         result = taskrunner.run(
             task["tasks"], seed=task["seed"], stall_at=task["stall_at"], workspace=workspace
         )
-    scratch.replace(path)
     print(f"{path.name}: {result.line()}")
     return path
 

@@ -38,7 +38,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             group.addoption(
                 option.cli,
                 default=None,
-                metavar=option.key.upper(),
+                action="append" if option.text else "store",
+                metavar=option.metavar or option.key.upper(),
                 help=f"{option.help}{extra}{default}",
             )
 

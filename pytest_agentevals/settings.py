@@ -9,8 +9,9 @@ values.
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,10 +40,22 @@ class Option:
     choices: tuple[str, ...] = ()
     flag: bool = False  # a command-line switch taking no value
     marker_kwarg: str | None = None  # the marker keyword that may override it per test
+    # A table setting's command-line form: (option, texts) -> the table the texts write, laid key by
+    # key over the pyproject table. The option may be repeated.
+    text: Callable[[str, Sequence[str]], dict[str, Any]] | None = None
+    metavar: str | None = None  # how the value is written on the command line, for --help
 
     @property
     def cli(self) -> str:
-        return "--agentevals-" + self.key.replace("_", "-")
+        """Its pytest option."""
+        return self.flag_with(PYTEST_PREFIX)
+
+    def flag_with(self, prefix: str) -> str:
+        """Its command-line flag under a prefix: `--agentevals-` for pytest, `--` for agentevals."""
+        return prefix + self.key.replace("_", "-")
+
+
+PYTEST_PREFIX = "--agentevals-"
 
 
 # -- parsers: (key, raw) -> value, raising ConfigError ------------------------------------------
@@ -105,6 +118,68 @@ def _programs(key: str, raw: Any) -> tuple[str, ...]:
     return entries
 
 
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+# -- command-line forms of the table settings: texts -> the table the pyproject form would hold ----
+
+
+def _number(text: str) -> int | float | str:
+    """A number written on the command line; anything else stays text, for the parser to refuse."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _pairs(key: str, text: str, example: str) -> dict[str, Any]:
+    """`name=value,name=value` as a table of numbers."""
+    out: dict[str, Any] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        name, sep, value = part.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise ConfigError(key, f"{part.strip()!r} is not NAME=VALUE", f"write e.g. {example}")
+        out[name.strip()] = _number(value.strip())
+    return out
+
+
+def _chunks(texts: Sequence[str]) -> list[str]:
+    """The `;`-separated parts of every occurrence of a repeatable option."""
+    return [chunk.strip() for text in texts for chunk in text.split(";") if chunk.strip()]
+
+
+FLAKY_BUDGET_FORM = "step=0.01,replay=0,min_samples=20"
+
+
+def _flaky_budget_text(key: str, texts: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for chunk in _chunks(texts):
+        out.update(_pairs(key, chunk, FLAKY_BUDGET_FORM))
+    return out
+
+
+PRICE_FORM = "claude-sonnet-4:input=3,output=15"
+
+
+def _prices_text(key: str, texts: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, dict[str, Any]] = {}
+    for chunk in _chunks(texts):
+        # The model id is what comes before the last ':' ahead of the first '=' (ids may hold ':').
+        colon = chunk.rfind(":", 0, chunk.find("=") if "=" in chunk else len(chunk))
+        if colon <= 0:
+            raise ConfigError(
+                key, f"{chunk!r} names no model", f"write MODEL:input=PRICE,... e.g. {PRICE_FORM}"
+            )
+        model = chunk[:colon].strip()
+        out.setdefault(model, {}).update(_pairs(f"{key} {model}", chunk[colon + 1 :], PRICE_FORM))
+    return out
+
+
 PRICE_FIELDS = ("input", "output", "cache_write", "cache_read")
 
 
@@ -124,7 +199,7 @@ def _prices(key: str, raw: Any) -> dict[str, dict[str, float]]:
             )
         prices: dict[str, float] = {}
         for name, value in row.items():
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            if not _finite(value) or value < 0:
                 raise ConfigError(
                     f"{key}.{model}.{name}", f"{value!r} is not a price", "give USD per MTok >= 0"
                 )
@@ -148,7 +223,7 @@ def _flaky_budget(key: str, raw: Any) -> dict[str, float]:
             raise ConfigError(
                 f"{key}.{name}", "unknown key", "use one of: " + ", ".join((*LAYER_NAMES, *BUDGET_EXTRA_KEYS))
             )
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        if not _finite(value):
             raise ConfigError(f"{key}.{name}", f"{value!r} is not a number", "give a number")
         if name in LAYER_NAMES and not 0 <= value <= 1:
             raise ConfigError(f"{key}.{name}", f"{value!r} is not a rate", "give a rate between 0 and 1")
@@ -212,7 +287,16 @@ OPTIONS: tuple[Option, ...] = (
         ("anthropic",),
         "packages whose versions belong to a trace's environment contract (comma-separated on the CLI)",
     ),
-    Option("prices", _prices, {}, "price overrides in USD per million tokens, by model id prefix"),
+    Option(
+        "prices",
+        _prices,
+        {},
+        "price overrides in USD per million tokens, by model id prefix; on the command line one model "
+        f"per value, e.g. {PRICE_FORM} (fields: {', '.join(PRICE_FIELDS)}), the option repeated or "
+        "the models ';'-separated, laid over [tool.agentevals.prices] model by model",
+        text=_prices_text,
+        metavar="MODEL:FIELD=USD,...",
+    ),
     Option(
         "history",
         _path_or_off,
@@ -226,7 +310,16 @@ OPTIONS: tuple[Option, ...] = (
         "what a breached flakiness budget does: off, warn, or fail the session",
         choices=FLAKY_MODES,
     ),
-    Option("flaky_budget", _flaky_budget, None, "per-layer flakiness budgets, min_samples and window"),
+    Option(
+        "flaky_budget",
+        _flaky_budget,
+        None,
+        "per-layer flakiness budgets (a rate from 0 to 1), min_samples and window; on the command line "
+        f"e.g. {FLAKY_BUDGET_FORM}, laid over [tool.agentevals.flaky_budget] key by key "
+        "(repeatable)",
+        text=_flaky_budget_text,
+        metavar="KEY=VALUE,...",
+    ),
     Option(
         "quarantine",
         _path,
@@ -254,6 +347,25 @@ OPTIONS: tuple[Option, ...] = (
 
 BY_KEY: dict[str, Option] = {option.key: option for option in OPTIONS}
 MARKER_KWARGS: dict[str, Option] = {o.marker_kwarg: o for o in OPTIONS if o.marker_kwarg}
+
+
+def _from_command_line(option: Option, raw: Any, pyproject: Mapping[str, Any], prefix: str) -> Any:
+    """A command-line value, checked and named by its flag. A table setting's command-line text is
+    laid over its pyproject table (each checked, and named, on its own first)."""
+    flag = option.flag_with(prefix)
+    if option.text is None or isinstance(raw, Mapping):
+        return option.parse(flag, raw)
+    table = option.text(flag, [raw] if isinstance(raw, str) else list(raw))
+    merged: dict[str, Any] = {}
+    if option.key in pyproject:
+        option.parse(f"[tool.agentevals] {option.key}", pyproject[option.key])
+        merged.update(pyproject[option.key])
+    for name, value in table.items():
+        under = merged.get(name)
+        if isinstance(under, Mapping) and isinstance(value, Mapping):
+            value = {**under, **value}  # a model's prices: field by field
+        merged[name] = value
+    return option.parse(flag, merged)
 
 
 def _default(option: Option) -> Any:
@@ -296,8 +408,10 @@ class Settings:
         rootdir: Path,
         cli: Mapping[str, Any] | None = None,
         pyproject: Mapping[str, Any] | None = None,
+        flag_prefix: str = PYTEST_PREFIX,
     ) -> Settings:
-        """Build the settings from command-line values (None = not given) over a pyproject table."""
+        """Build the settings from command-line values (None = not given) over a pyproject table. A
+        bad command-line value is named by its flag: `flag_prefix` and the key (`--agentevals-record`)."""
         cli = cli or {}
         pyproject = pyproject or {}
         unknown = sorted(set(pyproject) - set(BY_KEY))
@@ -313,10 +427,12 @@ class Settings:
             if option.key == "budget" and cli.get("budget") is not None:
                 # Per key: the command line's limits over the pyproject table's, pinned against markers.
                 table = option.parse("budget", pyproject.get("budget", {}))
-                values["budget"] = table.merged(option.parse(option.cli, cli["budget"]).pin())
+                values["budget"] = table.merged(
+                    option.parse(option.flag_with(flag_prefix), cli["budget"]).pin()
+                )
                 sources["budget"] = "cli"
             elif cli.get(option.key) is not None:
-                values[option.key] = option.parse(option.cli, cli[option.key])
+                values[option.key] = _from_command_line(option, cli[option.key], pyproject, flag_prefix)
                 sources[option.key] = "cli"
             elif option.key in pyproject:
                 values[option.key] = option.parse(f"[tool.agentevals] {option.key}", pyproject[option.key])
@@ -365,7 +481,10 @@ class Settings:
         start = start or Path.cwd()
         pyproject = find_pyproject(start)
         return cls.resolve(
-            pyproject.parent if pyproject else start, cli=cli, pyproject=read_pyproject(pyproject)
+            pyproject.parent if pyproject else start,
+            cli=cli,
+            pyproject=read_pyproject(pyproject),
+            flag_prefix="--",
         )
 
     def for_marker(self, marker_name: str, kwargs: Mapping[str, Any]) -> Settings:

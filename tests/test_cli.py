@@ -10,6 +10,7 @@ import pytest
 
 from pytest_agentevals import __version__, read_trace
 
+from .conftest import REPO
 from .conftest import run_agentevals as agentevals
 
 SCRIPT = """
@@ -179,3 +180,22 @@ def test_the_programs_own_status_wins(project: Path) -> None:
     result = agentevals("record", "-o", "b.trace.jsonl", "budget.py", cwd=project)
     assert result.returncode == 1
     assert read_trace(project / "b.trace.jsonl")[-1]["status"] == "budget_exhausted"
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_show_a_trace_damaged_in_the_middle_exits_1_showing_what_was_read(tmp_path: Path, fmt: str) -> None:
+    source = (REPO / "cassettes" / "taskrunner-3-tasks.trace.jsonl").read_text().splitlines(keepends=True)
+    damaged = tmp_path / "d.trace.jsonl"
+    damaged.write_text("".join(source[:5]) + '{"type": "model_call", "seq": \n' + "".join(source[6:]))
+    shown = agentevals("show", "--format", fmt, damaged, cwd=tmp_path)
+    assert shown.returncode == 1
+    assert shown.stderr.startswith(f"agentevals show: error: {damaged}:6: ")
+    assert "the summary covers the events before that line" in shown.stderr
+    assert "Traceback" not in shown.stderr
+    if fmt == "json":
+        data = json.loads(shown.stdout)
+        assert data["run_id"]
+        assert data["unreadable"].startswith(f"{damaged}:6:")
+    else:
+        assert shown.stdout.startswith(f"trace      {damaged}")
+        assert f"  - {damaged}:6: " in shown.stdout

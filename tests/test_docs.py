@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pytest_agentevals import ConfigError, Settings
+from pytest_agentevals.history import ci_env
 
 REPO = Path(__file__).resolve().parent.parent
 DOCUMENTS = sorted([REPO / "README.md", *(REPO / "docs").glob("*.md")])
@@ -54,3 +55,24 @@ def test_toml_examples_are_valid_settings(document: Path, tmp_path: Path) -> Non
             Settings.resolve(tmp_path, pyproject=table)
         except ConfigError as exc:
             pytest.fail(f"the settings at {document.name}:{line} are wrong: {exc}")
+
+
+def test_flakiness_doc_gives_the_sha_precedence_the_code_has(tmp_path: Path) -> None:
+    row = next(
+        line
+        for line in (REPO / "docs" / "flakiness.md").read_text().splitlines()
+        if line.startswith("| sha ")
+    )
+    said = [row.index(source) for source in ("--agentevals-sha", "CI", "git")]
+    assert said == sorted(said), row  # the option first, then the CI, then git
+    ci = {"GITHUB_ACTIONS": "true", "GITHUB_SHA": "from-the-ci"}
+    assert ci_env.resolve(tmp_path, ci, sha="given").sha == "given"
+    assert ci_env.resolve(tmp_path, ci).sha == "from-the-ci"
+
+
+def test_the_step_guide_says_its_outside_pytest_snippet_needs_the_repository_root() -> None:
+    text = (REPO / "docs" / "step-layer.md").read_text()
+    start = text.index("The same check works outside pytest")
+    lead_in = " ".join(text[start : text.index("from pytest_agentevals.golden", start)].split())
+    assert "import examples" in lead_in  # the snippet imports the example agent's package...
+    assert "repository root must be on `sys.path`" in lead_in  # ...and the guide says what that needs

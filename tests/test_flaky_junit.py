@@ -19,6 +19,7 @@ from pytest_agentevals.history.sqlite import SQLiteStore
 from pytest_agentevals.history.verdicts import verdicts
 
 from .conftest import run_agentevals
+from .test_flaky_store import _damage_page_of
 
 # pytest-rerunfailures writes one <testcase> per attempt; the attempts that were rerun are empty.
 RERUNFAILURES = """\
@@ -283,3 +284,98 @@ def test_cli_errors_are_clean_one_liners(tmp_path: Path) -> None:
     assert ingest.returncode == 2
     assert "error: broken.xml: is not well-formed XML" in ingest.stdout
     assert "Traceback" not in ingest.stderr
+
+
+def test_tests_without_a_layer_get_their_own_row_and_a_hint(tmp_path: Path) -> None:
+    # A suite run with pytest-rerunfailures but without the plugin: no agentevals.layer properties.
+    (tmp_path / "junit.xml").write_text(RERUNFAILURES)
+    ingested = _agentevals(
+        tmp_path, "flaky", "ingest", "junit.xml", "--sha", "abc", "--run-id", "1", "--history", "h.sqlite"
+    )
+    assert ingested.returncode == 0, ingested.stderr
+    assert "5 of the tests carry no layer: the report shows them as (no layer)" in ingested.stdout
+    report = _agentevals(tmp_path, "flaky", "report", "--history", "h.sqlite")
+    assert report.returncode == 0, report.stderr
+    lines = report.stdout.splitlines()
+    assert lines[0].split() == [
+        "layer",
+        "verdicts",
+        "flaky",
+        "rate",
+        "95%",
+        "CI",
+        "budget",
+        "false-red",
+        "status",
+    ]
+    assert lines[1].split() == ["(no", "layer)", "4", "1", "25.0%", "4.6-69.9%", "-", "0/1", "no", "budget"]
+    assert "(no layer): tests without a layer marker, shown but held to no budget; give a test its layer" in (
+        report.stdout
+    )
+    assert "@pytest.mark.step (or replay, resume, marathon)" in report.stdout
+    assert "    flaky 1 of 1: tests/test_agent.py::test_eventually_passes" in lines
+    data = json.loads(_agentevals(tmp_path, "flaky", "report", "--json", "--history", "h.sqlite").stdout)
+    outside = data["outside_pyramid"]
+    assert (outside["layer"], outside["verdicts"], outside["flaky"], outside["tests"]) == (None, 4, 1, 4)
+    assert outside["worst"][0]["test"] == "tests/test_agent.py::test_eventually_passes"
+    markdown = _agentevals(
+        tmp_path, "flaky", "report", "--format", "markdown", "--history", "h.sqlite"
+    ).stdout
+    assert "| (no layer) | · no budget | 4 | 1 | 25.0% |" in markdown
+    check = _agentevals(tmp_path, "flaky", "check", "--history", "h.sqlite")
+    assert check.returncode == 0  # no budget, so never a breach
+
+
+def test_ingest_resolves_its_flags_over_the_project_settings(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[tool.agentevals]\nhistory = "ci/h.sqlite"\nsha = "pinned"\n')
+    (tmp_path / "junit.xml").write_text(RERUNFAILURES)
+    # Run from outside the project, naming it with --rootdir: its settings apply, paths under it.
+    result = _agentevals(tmp_path, "flaky", "ingest", "junit.xml", "--run-id", "1", "--rootdir", "project")
+    assert result.returncode == 0, result.stderr
+    assert "filing under commit pinned (from [tool.agentevals] sha), run 1" in result.stdout
+    assert (project / "ci" / "h.sqlite").is_file()
+    # The option beats the pyproject value, and says so.
+    (tmp_path / "junit2.xml").write_text(RERUNFAILURES.replace("test_plan[3]", "test_plan[4]"))
+    again = _agentevals(
+        tmp_path, "flaky", "ingest", "junit2.xml", "--sha", "given", "--run-id", "2", "--rootdir", "project"
+    )
+    assert "filing under commit given (from the option), run 2" in again.stdout
+
+
+def test_cli_check_fails_on_a_damaged_history_naming_file_and_fix(tmp_path: Path) -> None:
+    history = tmp_path / "h.sqlite"
+    _seed(history, "step", 5, 0)
+    _damage_page_of(history, "sqlite_autoindex_tests_1")  # an index no report query reads
+    check = _agentevals(tmp_path, "flaky", "check", "--history", str(history))
+    assert check.returncode == 2, check.stdout
+    assert check.stderr.startswith(f"agentevals flaky: error: {history}: the history database is damaged")
+    assert ".recover" in check.stderr
+    assert "Traceback" not in check.stderr
+
+
+def test_cli_refuses_an_empty_history_file(tmp_path: Path) -> None:
+    (tmp_path / "h.sqlite").touch()
+    for args in (("report",), ("check",), ("ingest", "j.xml", "--sha", "s")):
+        (tmp_path / "j.xml").write_text(RERUNFAILURES)
+        result = _agentevals(tmp_path, "flaky", *args, "--history", "h.sqlite")
+        assert result.returncode == 2, (args, result.stdout)
+        assert "h.sqlite: is an empty file, and an empty file is not a history database" in result.stderr
+        assert (tmp_path / "h.sqlite").read_bytes() == b""
+
+
+def test_cli_budget_on_the_command_line(tmp_path: Path) -> None:
+    history = tmp_path / "h.sqlite"
+    _seed(history, "marathon", 4, 2)
+    assert _agentevals(tmp_path, "flaky", "check", "--history", str(history)).returncode == 0  # 4 < 30
+    strict = _agentevals(
+        tmp_path, "flaky", "check", "--history", str(history), "--flaky-budget", "marathon=0.01,min_samples=4"
+    )
+    assert strict.returncode == FLAKY_EXIT_CODE, strict.stdout
+    assert "BREACH marathon: 2 FLAKY of 4 verdicts; rate 50.0%" in strict.stdout
+    bad = _agentevals(tmp_path, "flaky", "report", "--history", str(history), "--flaky-budget", "marathon=5")
+    assert bad.returncode == 2
+    assert bad.stderr == (
+        "agentevals flaky: error: --flaky-budget.marathon: 5 is not a rate (give a rate between 0 and 1)\n"
+    )

@@ -120,11 +120,12 @@ def test_a_test_that_passes_then_fails_on_one_commit_is_flaky(pytester: pytest.P
     second.stdout.fnmatch_lines(
         [
             "*= agentevals flakiness =*",
-            "layer*verdicts*flaky*rate*95% CI*budget*false-red*status",
-            "marathon*2*1*50.0%*9.5-90.5%*20.0%*1/2*not enough data",
-            '*flaky 1 of 1: test_agent.py::test_flip {"seed":7}',
+            "not enough data yet: marathon 2 verdicts (1 FLAKY); a layer is judged once it has 30 "
+            "(min_samples)",
+            '    flaky 1 of 1: test_agent.py::test_flip {"seed":7}',
         ]
     )
+    assert "false-red" not in second.stdout.str()  # no table yet: nothing to explain
     # Another commit is other code: passing there makes no verdict FLAKY.
     pytester.runpytest("--agentevals-sha=c2")
     assert _flaky(history) == ["test_agent.py::test_flip"]
@@ -294,7 +295,7 @@ def test_a_quarantined_test_runs_and_is_recorded_but_does_not_fail(pytester: pyt
     result.assert_outcomes(passed=1, xfailed=1)
     result.stdout.fnmatch_lines(
         [
-            "resume*1*0*0.0%*not enough data",  # the quarantined test is left out of the numbers
+            "not enough data yet: resume 1 verdict; *",  # the quarantined test is left out of the numbers
             "quarantined: test_agent.py::test_dns (owner alice@example.com, expires 2999-12-31: *",
             "quarantine EXPIRED: test_agent.py::test_renewed_late (owner bob@example.com*",
             "BREACH quarantine expired: test_agent.py::test_renewed_late*",
@@ -451,3 +452,43 @@ def test_a_failed_write_is_shown_and_fails_the_gate_in_fail_mode(
     fail = pytester.runpytest("--agentevals-sha=c1", "--agentevals-flaky=fail")
     assert fail.ret == 6
     fail.stdout.fnmatch_lines(["flakiness gate failed: exit code 6 (--agentevals-flaky=fail)"])
+
+
+def test_day_one_says_in_one_line_what_is_missing_and_the_table_comes_with_data(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        test_agent="""
+        import pytest
+
+        @pytest.mark.step
+        def test_decision():
+            pass
+
+        @pytest.mark.replay
+        def test_run():
+            pass
+        """
+    )
+    first = pytester.runpytest("--agentevals-sha=c1")
+    section = first.stdout.str().split("agentevals flakiness")[1].split("agentevals pyramid")[0]
+    assert section.splitlines()[1:3] == [
+        "not enough data yet: replay 1 verdict, step 1 verdict; a layer is judged once it has 30 "
+        "(min_samples)",
+        f"history: {pytester.path / '.agentevals' / 'history.sqlite'} (window: 200 verdicts per layer)",
+    ]
+    for noise in ("not enough data\n", "false-red", "marathon", "resume", "verdicts  flaky"):
+        assert noise not in section
+    # With as many verdicts as it takes (here 2, on the command line), each layer gets its row, and
+    # the false-red column is explained, once.
+    second = pytester.runpytest("--agentevals-sha=c2", "--agentevals-flaky-budget=min_samples=2")
+    second.stdout.fnmatch_lines(
+        [
+            "layer*verdicts*flaky*rate*95% CI*budget*false-red*status",
+            "replay*2*0*0.0%*0.0-65.8%*0.0%*0/2*ok",
+            "step*2*0*0.0%*0.0-65.8%*0.0%*0/2*ok",
+            "false-red: a layer's recent runs that went red only because of flaky tests *",
+        ]
+    )
+    assert second.stdout.str().count("went red only because of flaky tests") == 1
+    assert "not enough data" not in second.stdout.str()

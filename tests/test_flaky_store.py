@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from pytest_agentevals.errors import HistoryError
+from pytest_agentevals.history import open_store
 from pytest_agentevals.history.model import JUNIT, PYTEST, Attempt, Source
-from pytest_agentevals.history.sqlite import SQLiteStore
-from pytest_agentevals.history.store import open_store
+from pytest_agentevals.history.sqlite import SCHEMA_VERSION, SQLiteStore
 
 
 def _source(key: str = "pytest:s1", sha: str | None = "c1", run_id: str = "r1") -> Source:
@@ -149,3 +149,54 @@ def test_a_directory_in_the_way_is_named(tmp_path: Path) -> None:
     (tmp_path / "h.sqlite").mkdir()
     with pytest.raises(HistoryError, match=r"h\.sqlite: cannot open"):
         SQLiteStore(tmp_path / "h.sqlite")
+
+
+def _damage_page_of(path: Path, name: str) -> None:
+    """Overwrite the root page of one table or index of an SQLite file with garbage."""
+    with sqlite3.connect(path) as conn:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (name,)).fetchone()
+    conn.close()
+    with path.open("r+b") as handle:
+        handle.seek((root - 1) * page_size)
+        handle.write(b"\xde\xad\xbe\xef" * (page_size // 4))
+
+
+def test_a_damaged_page_is_found_on_open_and_named(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    store = SQLiteStore(path)
+    store.append(_source(), [_attempt(f"t.py::test_{i}") for i in range(50)])
+    store.close()
+    # The index behind UNIQUE (test_id, variant, layer): no report query reads it.
+    _damage_page_of(path, "sqlite_autoindex_tests_1")
+    damaged = path.read_bytes()
+    with pytest.raises(HistoryError) as excinfo:
+        SQLiteStore(path)
+    message = str(excinfo.value)
+    assert message.startswith(f"{path}: the history database is damaged (")
+    assert f"sqlite3 {path} .recover" in message
+    assert f"mv {path} {path}.broken" in message
+    assert path.read_bytes() == damaged  # left as it was
+
+
+def test_an_empty_file_is_not_a_history(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    path.touch()
+    with pytest.raises(
+        HistoryError, match=r"h\.sqlite: is an empty file, and an empty file is not a history"
+    ):
+        SQLiteStore(path)
+    assert path.read_bytes() == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.sqlite"]
+
+
+def test_a_new_history_appears_whole(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "h.sqlite"
+    SQLiteStore(path).close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    conn.close()
+    assert tables == {"sources", "tests", "attempts"}
+    assert not [p.name for p in path.parent.iterdir() if p.name.endswith(".new")]  # no scratch left
+    SQLiteStore(path).close()  # and it opens again: what our own code made is never refused

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_agentevals import read_trace
+from pytest_agentevals.history.sqlite import SQLiteStore
 from pytest_agentevals.report.pyramid import PyramidSummary
 
 
@@ -82,10 +83,24 @@ def test_recorder_fixture_writes_one_trace_per_test(pytester: pytest.Pytester) -
 def test_pyramid_counts_a_rerun_test_once() -> None:
     # pytest-rerunfailures reports the attempts before the last with the outcome "rerun".
     def report(outcome: str, when: str = "call") -> pytest.TestReport:
-        return pytest.TestReport("t.py::test_x", ("t.py", 1, "test_x"), {"replay": 1}, outcome, None, when)
+        return pytest.TestReport(
+            "t.py::test_x",
+            ("t.py", 1, "test_x"),
+            {},
+            outcome,
+            None,
+            when,
+            user_properties=[("agentevals.layer", "replay")],
+        )
 
     summary = PyramidSummary()
-    for item in (report("passed", "setup"), report("rerun"), report("rerun"), report("passed")):
+    for item in (
+        report("passed", "setup"),
+        report("rerun"),
+        report("rerun"),
+        report("passed"),
+        report("passed", "teardown"),
+    ):
         summary.pytest_runtest_logreport(item)
     tally = summary.tallies["replay"]
     assert (tally.passed, tally.failed) == (1, 0)
@@ -111,3 +126,57 @@ def test_recorder_fixture_under_xdist_writes_every_trace(pytester: pytest.Pytest
     seen = sorted(read_trace(path)[1]["data"]["n"] for path in traces)
     assert seen == list(range(12))
     assert len({read_trace(path)[0]["pid"] for path in traces}) == 2  # both workers recorded
+
+
+def test_pyramid_and_history_read_outcomes_alike(pytester: pytest.Pytester) -> None:
+    pytester.makefile(
+        ".yaml",
+        **{
+            "agentevals-quarantine": """
+            quarantine:
+              - {test: test_q.py::test_quarantined_passes, owner: ann, reason: flaps, expires: 2999-12-31}
+              - {test: test_q.py::test_quarantined_fails, owner: ann, reason: flaps, expires: 2999-12-31}
+            """
+        },
+    )
+    pytester.makepyfile(
+        test_q="""
+        import pytest
+
+        @pytest.mark.replay
+        def test_quarantined_passes():
+            pass
+
+        @pytest.mark.replay
+        def test_quarantined_fails():
+            assert False
+
+        @pytest.mark.replay
+        @pytest.mark.xfail(reason="known bug", strict=False)
+        def test_known_bug():
+            assert False
+
+        @pytest.mark.parametrize("kind", ["replay", "step"])
+        def test_unlayered(kind):  # its ids are not markers: no layer
+            pass
+        """
+    )
+    result = pytester.runpytest("--agentevals-sha=c1")
+    result.assert_outcomes(passed=2, xfailed=2, xpassed=1)
+    # The history: a quarantined pass passed, a quarantined failure failed, a genuine xfail is no signal.
+    store = SQLiteStore(pytester.path / ".agentevals" / "history.sqlite")
+    try:
+        recorded = {(a.test_id.split("::")[1], a.layer): a.outcome for a in store.attempts()}
+    finally:
+        store.close()
+    assert recorded == {
+        ("test_quarantined_passes", "replay"): "passed",
+        ("test_quarantined_fails", "replay"): "failed",
+        ("test_known_bug", "replay"): "skipped",
+        ("test_unlayered[replay]", None): "passed",
+        ("test_unlayered[step]", None): "passed",
+    }
+    # The pyramid says the same: 1 passed, 1 failed (quarantined), 1 skipped; no step row.
+    table = result.stdout.str().split("agentevals pyramid")[1]
+    assert "step " not in table
+    result.stdout.fnmatch_lines(["replay*1*1*1*s  (1 of the failed quarantined)"])

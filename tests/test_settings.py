@@ -117,3 +117,105 @@ def test_broken_toml_is_named(tmp_path: Path) -> None:
     path.write_text("[tool.agentevals\n")
     with pytest.raises(ConfigError, match=r"pyproject.toml: is not valid TOML: .*\(fix the file's syntax\)"):
         read_pyproject(path)
+
+
+def test_table_settings_have_a_command_line_form_laid_over_pyproject(tmp_path: Path) -> None:
+    settings = Settings.resolve(
+        tmp_path,
+        cli={
+            "flaky_budget": ["step=0.01,min_samples=20", "window=50"],
+            "prices": [
+                "claude-x:input=3,output=15; bedrock.claude-v1:0:input=1,output=2",
+                "claude-y:output=9",
+            ],
+        },
+        pyproject={
+            "flaky_budget": {"marathon": 0.3, "window": 100},
+            "prices": {"claude-y": {"input": 4, "output": 8, "cache_read": 0.4}},
+        },
+    )
+    budget = settings.flaky_budget
+    assert (budget["step"], budget["marathon"], budget["min_samples"], budget["window"]) == (
+        0.01,
+        0.3,
+        20,
+        50,
+    )
+    assert budget["replay"] == 0.0  # untouched keys keep their default
+    assert settings.prices == {
+        "claude-y": {"input": 4.0, "output": 9.0, "cache_read": 0.4},  # field by field over pyproject
+        "claude-x": {"input": 3.0, "output": 15.0},
+        "bedrock.claude-v1:0": {"input": 1.0, "output": 2.0},  # a model id may hold a ':'
+    }
+    assert settings.sources["flaky_budget"] == settings.sources["prices"] == "cli"
+
+
+@pytest.mark.parametrize(
+    ("key", "text", "message"),
+    [
+        ("flaky_budget", "marathon=2", r"--agentevals-flaky-budget.marathon: 2 is not a rate \(give a rate"),
+        ("flaky_budget", "nightly=0.1", r"--agentevals-flaky-budget.nightly: unknown key \(use one of: step"),
+        ("flaky_budget", "min_samples=0.5", r"min_samples: 0.5 is not a positive whole number"),
+        ("flaky_budget", "step=often", r"--agentevals-flaky-budget.step: 'often' is not a number"),
+        (
+            "flaky_budget",
+            "step0.01",
+            r"--agentevals-flaky-budget: 'step0.01' is not NAME=VALUE \(write e.g. step=",
+        ),
+        ("prices", "m:input=1", r"--agentevals-prices.m: needs at least input and output"),
+        ("prices", "m:input=1,output=2,tip=3", r"--agentevals-prices.m.tip: unknown price field"),
+        ("prices", "m:input=-1,output=2", r"--agentevals-prices.m.input: -1 is not a price"),
+        (
+            "prices",
+            "input=3,output=15",
+            r"--agentevals-prices: 'input=3,output=15' names no model \(write MODEL:",
+        ),
+    ],
+)
+def test_the_command_line_form_is_checked_like_the_pyproject_form(
+    tmp_path: Path, key: str, text: str, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Settings.resolve(tmp_path, cli={key: [text]})
+
+
+def test_a_bad_pyproject_table_is_named_as_pyproject_under_a_command_line_value(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^\[tool.agentevals\] flaky_budget.marathon: 2 is not a rate"):
+        Settings.resolve(
+            tmp_path, cli={"flaky_budget": ["step=0"]}, pyproject={"flaky_budget": {"marathon": 2}}
+        )
+
+
+def test_a_number_that_is_not_finite_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"flaky_budget.min_samples: nan is not a number"):
+        Settings.resolve(tmp_path, pyproject={"flaky_budget": {"min_samples": float("nan")}})
+    with pytest.raises(ConfigError, match=r"--agentevals-prices.m.output: inf is not a price"):
+        Settings.resolve(tmp_path, cli={"prices": ["m:input=1,output=inf"]})
+
+
+def test_pytest_takes_budget_and_prices_from_its_command_line(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+        from pytest_agentevals.plugin import settings_of
+        def pytest_report_header(config):
+            s = settings_of(config)
+            return f"settings: step={s.flaky_budget['step']} min={s.flaky_budget['min_samples']} {s.prices}"
+        """
+    )
+    pytester.makepyfile("def test_ok(): pass")
+    result = pytester.runpytest(
+        "--agentevals-flaky-budget=step=0.02,min_samples=10",
+        "--agentevals-prices",
+        "claude-x:input=3,output=15",
+        "--agentevals-prices=claude-y:input=1,output=2",
+    )
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        [
+            "settings: step=0.02 min=10.0 {'claude-x': {'input': 3.0, 'output': 15.0}, "
+            "'claude-y': {'input': 1.0, 'output': 2.0}}"
+        ]
+    )
+    bad = pytester.runpytest("--agentevals-flaky-budget=replay=1.5")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*agentevals: --agentevals-flaky-budget.replay: 1.5 is not a rate*"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -35,7 +36,30 @@ def build_parser() -> argparse.ArgumentParser:
     return _build()[0]
 
 
+# What a shell reports for a program killed by SIGPIPE (128 + 13), as `yes | head -1` leaves it.
+SIGPIPE_EXIT = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand. Output piped into a reader that stops early (`| head -1`) ends the command
+    quietly, as it ends a Unix tool: no traceback, exit code 141."""
+    try:
+        try:
+            code = _run(argv)
+        except SystemExit:  # argparse's --help, --version and usage errors
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python would flush stdout again at exit and print the error once more: point it elsewhere.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return SIGPIPE_EXIT
+    return code
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser, subparsers = _build()
     words = list(sys.argv[1:] if argv is None else argv)
     program_words: list[str] | None = None

@@ -1,8 +1,8 @@
 """`agentevals flaky`: ingest CI results, report flakiness per layer, check the budgets in CI.
 
     agentevals flaky ingest 'results/**/*.xml' --sha SHA --run-id ID
-    agentevals flaky report [--format text|json|markdown]
-    agentevals flaky check [--layer step ...]     # exit code 6 on a breach
+    agentevals flaky report [--format text|json|markdown | --json]
+    agentevals flaky check [--layer step ...] [--format ... | --json]     # exit code 6 on a breach
 
 Settings come from `[tool.agentevals]` in the nearest pyproject.toml (history, quarantine,
 flaky_budget), overridden by the options here.
@@ -26,60 +26,80 @@ from ..history.report import markdown, text_lines, to_json
 from ..history.sqlite import SQLiteStore
 from ..layers import LAYER_NAMES
 from ..settings import Settings
+from .common import add_format, add_setting, settings_of
+
+# Where the commit sha came from, by the source of the `sha` setting (else: the CI, or git).
+_SHA_FROM = {"cli": "the option", "pyproject": "[tool.agentevals] sha"}
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "flaky",
         help="ingest CI results, report flakiness per layer, check the budgets",
-        description="Per-layer flakiness from the test-outcome history.",
+        description="Per-layer flakiness from the test-outcome history: load JUnit XML from CI into it, "
+        "report each layer's flaky rate against its budget, and fail a CI step on a breach.",
     )
     commands = parser.add_subparsers(dest="flaky_command", metavar="ACTION", required=True)
 
-    ingest = commands.add_parser("ingest", help="load JUnit XML files from CI into the history")
+    ingest = commands.add_parser(
+        "ingest",
+        help="load JUnit XML files from CI into the history",
+        description="Load JUnit XML files (pytest's --junitxml, reruns included) into the history, filed "
+        "under a commit and a CI run. A file already there is skipped, so ingesting twice adds nothing.",
+    )
     ingest.add_argument(
         "patterns", nargs="+", metavar="PATTERN", help="files or quoted globs (** spans folders)"
     )
-    ingest.add_argument("--sha", help="the commit the files ran (default: from the CI, else git HEAD)")
-    ingest.add_argument(
-        "--run-id", help="the CI run they belong to (default: from the CI, else each file is a run)"
+    add_setting(ingest, "sha", help="the commit the files ran (default: from the CI, else git HEAD)")
+    add_setting(
+        ingest, "run_id", help="the CI run they belong to (default: from the CI, else each file is a run)"
     )
     ingest.add_argument("--branch", help="the branch (default: from the CI, else git)")
     ingest.add_argument(
-        "--rootdir", type=Path, help="where test files live, to map JUnit names back to node ids"
+        "--rootdir",
+        type=Path,
+        metavar="DIR",
+        help="the project's root: JUnit names are mapped back to node ids of test files under it, and its "
+        "pyproject.toml's [tool.agentevals] applies (default: the folder of the nearest pyproject.toml)",
     )
     _common(ingest)
     ingest.set_defaults(func=run_ingest)
 
-    report = commands.add_parser("report", help="the per-layer flakiness table")
-    report.add_argument("--format", choices=("text", "json", "markdown"), default="text")
-    _common(report)
+    report = commands.add_parser(
+        "report",
+        help="the per-layer flakiness table",
+        description="Each layer's flaky rate with its 95% interval, its budget and false-red runs, the "
+        "worst offenders, tests outside the pyramid and the quarantine.",
+    )
+    add_format(report, ("text", "json", "markdown"))
+    _judging(report)
     report.set_defaults(func=run_report)
 
-    check = commands.add_parser("check", help=f"exit {FLAKY_EXIT_CODE} when a budget is breached")
+    check = commands.add_parser(
+        "check",
+        help=f"exit {FLAKY_EXIT_CODE} when a budget is breached",
+        description=f"The report, then exit {FLAKY_EXIT_CODE} when a layer is over its flakiness budget or a "
+        "quarantine entry has expired (2 on an error, 0 within budget): a CI step's gate.",
+    )
     check.add_argument(
         "--layer",
         action="append",
         choices=LAYER_NAMES,
         help="judge only this layer (repeatable; default: every layer)",
     )
-    _common(check)
+    add_format(check, ("text", "json", "markdown"))
+    _judging(check)
     check.set_defaults(func=run_check)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--history", metavar="PATH", help="the history database (default: from pyproject)")
-    parser.add_argument("--quarantine", metavar="PATH", help="the quarantine file (default: from pyproject)")
+    add_setting(parser, "history", metavar="PATH")
+    add_setting(parser, "quarantine", metavar="PATH")
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    cli = {
-        "history": args.history,
-        "quarantine": args.quarantine,
-        "sha": getattr(args, "sha", None),
-        "run_id": getattr(args, "run_id", None),
-    }
-    return Settings.for_command_line(cli)
+def _judging(parser: argparse.ArgumentParser) -> None:
+    _common(parser)
+    add_setting(parser, "flaky_budget")
 
 
 def _history(settings: Settings, *, create: bool) -> Path:
@@ -94,12 +114,12 @@ def _history(settings: Settings, *, create: bool) -> Path:
 
 
 def run_ingest(args: argparse.Namespace) -> int:
-    settings = _settings(args)
+    settings = settings_of(args, args.rootdir)
     paths = expand(args.patterns)
     commit = ci_env.resolve(
         settings.rootdir, os.environ, sha=settings.sha, run_id=settings.run_id, branch=args.branch
     )
-    where = "the option" if settings.sha else commit.provider
+    where = _SHA_FROM.get(settings.sources["sha"], commit.provider)
     print(
         f"filing under commit {commit.sha or 'unknown'} (from {where}), run {commit.run_id or 'one per file'}"
     )
@@ -107,7 +127,7 @@ def run_ingest(args: argparse.Namespace) -> int:
         print("no commit sha: the attempts are kept but never judged; give --sha")
     store = SQLiteStore(_history(settings, create=True))
     try:
-        ingester = Ingester(store, args.rootdir or settings.rootdir, say=print)
+        ingester = Ingester(store, settings.rootdir, say=print)
         summary = ingester.ingest(paths, sha=commit.sha, run_id=commit.run_id, branch=commit.branch)
     finally:
         store.close()
@@ -116,11 +136,17 @@ def run_ingest(args: argparse.Namespace) -> int:
         f"{store.location}; {summary.already} already there, {summary.outage_runs} outage runs "
         f"skipped, {len(summary.errors)} unreadable"
     )
+    if summary.unlayered:
+        print(
+            f"{len(summary.unlayered)} of the tests carry no layer: the report shows them as (no layer), "
+            "held to no budget; give a test its layer with @pytest.mark.step (or replay, resume, "
+            "marathon) and write the XML from a run with pytest-agentevals installed"
+        )
     return 2 if summary.errors else 0
 
 
 def _analyze(args: argparse.Namespace) -> FlakinessReport:
-    settings = _settings(args)
+    settings = settings_of(args)
     quarantined = quarantine.load(settings.quarantine)
     store = SQLiteStore(_history(settings, create=False))
     try:
@@ -129,28 +155,36 @@ def _analyze(args: argparse.Namespace) -> FlakinessReport:
         store.close()
 
 
-def run_report(args: argparse.Namespace) -> int:
-    report = _analyze(args)
-    if args.format == "json":
-        print(json.dumps(to_json(report), indent=2))
-    elif args.format == "markdown":
+def _print(report: FlakinessReport, format: str, check: dict[str, Any] | None = None) -> None:
+    if format == "json":
+        print(json.dumps({**to_json(report), **({"check": check} if check else {})}, indent=2))
+    elif format == "markdown":
         print(markdown(report), end="")
     else:
         for text, _colour in text_lines(report):
             print(text)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    _print(_analyze(args), args.format)
     return 0
 
 
 def run_check(args: argparse.Namespace) -> int:
     report = _analyze(args)
-    layers = set(args.layer or LAYER_NAMES)
+    layers = [name for name in LAYER_NAMES if name in set(args.layer or LAYER_NAMES)]
     breaches = report.layer_breaches(layers) + report.expired_breaches()
-    for text, _colour in text_lines(report):
-        print(text)
+    code = FLAKY_EXIT_CODE if breaches else 0
+    _print(report, args.format, {"layers": layers, "breaches": breaches, "exit_code": code})
+    if args.format == "json":
+        return code
+    bullet = "- " if args.format == "markdown" else ""
+    if args.format == "markdown":
+        print()
+    for line in breaches:
+        print(f"{bullet}BREACH {line}")
     if breaches:
-        for line in breaches:
-            print(f"BREACH {line}")
-        print(f"flakiness budget breached: exit code {FLAKY_EXIT_CODE}")
-        return FLAKY_EXIT_CODE
-    print("flakiness within budget")
-    return 0
+        print(f"{bullet}flakiness budget breached: exit code {FLAKY_EXIT_CODE}")
+    else:
+        print(f"{bullet}flakiness within budget")
+    return code

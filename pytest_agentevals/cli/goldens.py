@@ -13,8 +13,8 @@ from ..errors import AgentEvalsError, GoldenError, TraceError
 from ..golden.extract import decision_points, extract
 from ..golden.kinds import KIND_NAMES
 from ..golden.write import write_cases
-from ..settings import Settings
 from ..trace.reader import read_trace
+from .common import settings_of
 
 
 def register(subparsers: Any) -> None:
@@ -46,8 +46,13 @@ def register(subparsers: Any) -> None:
     extract_parser.add_argument("--append", action="store_true", help="add the cases to an existing --out")
     extract_parser.add_argument("--scenario", help="the scenario's name (default: the file's name)")
     extract_parser.set_defaults(func=main_extract)
-    points_parser = actions.add_parser("points", help="list the decision points of a recorded run")
-    points_parser.add_argument("trace")
+    points_parser = actions.add_parser(
+        "points",
+        help="list the decision points of a recorded run",
+        description="List the decisions a recorded run holds (tool choices, compactions, escalations), "
+        "with their step and line, to choose what to extract as step cases.",
+    )
+    points_parser.add_argument("trace", help="a recorded run (*.trace.jsonl)")
     points_parser.set_defaults(func=main_points)
     parser.set_defaults(func=lambda args: _usage(parser))
 
@@ -84,11 +89,8 @@ def main_extract(args: argparse.Namespace) -> int:
     trace = Path(args.trace)
     if not args.steps and not args.kind:
         raise AgentEvalsError("say which decisions to take: --steps 12,40 and/or --kind tool_choice|...")
-    if args.out:
-        out = Path(args.out)
-    else:
-        settings = Settings.for_command_line()
-        out = settings.goldens_dir / f"{_trace_name(trace)}.yaml"
+    settings = settings_of(args)
+    out = Path(args.out) if args.out else settings.goldens_dir / f"{_trace_name(trace)}.yaml"
     points = extract(trace, args.steps, args.kind)
     written = write_cases(out, points, str(trace), args.scenario, args.append)
     print(f"wrote {len(written.case_ids)} step case(s) to {written.path}:")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..recording.scrub import SECRET_PATTERNS, secret_env_values
-from ..settings import Settings
+from .common import settings_of
 
 SCANNED_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml")
 # What a scan never descends into: version control, environments, caches.
@@ -89,11 +89,8 @@ def scan(paths: list[Path], environ: dict[str, str] | None = None) -> list[str]:
 
 
 def main(args: argparse.Namespace) -> int:
-    if args.paths:
-        paths = [Path(p) for p in args.paths]
-    else:
-        settings = Settings.for_command_line()
-        paths = [settings.cassette_dir]
+    settings = settings_of(args)
+    paths = [Path(p) for p in args.paths] if args.paths else [settings.cassette_dir]
     missing = [p for p in paths if not p.exists()]
     if missing:
         print(f"agentevals scan: error: {missing[0]}: no such file or folder", file=sys.stderr)

@@ -20,9 +20,8 @@ from ..recording.prices import PriceTable
 from ..recording.replay import diff, staleness
 from ..recording.replay.index import RequestIndex, incoming_request
 from ..recording.replay.transport import loud
+from ..settings import RECORD_MODES
 from .store import Exchange
-
-RECORD_MODES = ("none", "once", "new", "all")
 
 REBLESS_FIX = (
     "if the change is intended, run the step cases with --agentevals-record=new where the model is "

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GoldenError
+from ..fileio import write_atomic
 from ..recording.prices import PriceTable
 from .loader import load_goldens, parse_goldens
 from .store import DecisionStore, store_path, write_store
-from .yamlio import replace_expect, write_atomic
+from .yamlio import replace_expect
 
 
 @dataclass

@@ -9,7 +9,6 @@ session recorded something new.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GoldenError, TraceError
+from ..fileio import atomic_path
 from ..recording.contract import environment_contract
 from ..recording.replay.cassette import Interaction
 from ..trace.events import TRACE_VERSION
@@ -95,10 +95,12 @@ def write_store(
 ) -> int:
     """Write the exchanges of each case in `order` (cases not in it are dropped) as one trace, atomically.
     Returns how many exchanges were written."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.unlink(missing_ok=True)
+    cases = {case_id: list(by_case.get(case_id, ())) for case_id in order}
+    if not any(cases.values()):
+        path.unlink(missing_ok=True)
+        return 0
     written = 0
-    with TraceWriter(temp) as writer:
+    with atomic_path(path) as temp, TraceWriter(temp) as writer:
         writer.write(
             {
                 "type": "run_start",
@@ -110,8 +112,8 @@ def write_store(
                 "contract": environment_contract(()),
             }
         )
-        for step, case_id in enumerate(order, start=1):
-            for fields in by_case.get(case_id, ()):
+        for step, (case_id, exchanges) in enumerate(cases.items(), start=1):
+            for fields in exchanges:
                 written += 1
                 stamp = {"type": "model_call", "seq": written, "t": 0.0, "step": step, "case": case_id}
                 writer.write({**stamp, **Exchange.of(fields).as_data()})
@@ -124,9 +126,4 @@ def write_store(
                 "totals": {"model_calls": written},
             }
         )
-    if written:
-        temp.replace(path)
-    else:
-        temp.unlink()
-        path.unlink(missing_ok=True)
     return written

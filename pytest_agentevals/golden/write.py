@@ -11,10 +11,11 @@ from typing import Any
 import yaml
 
 from ..errors import GoldenError
+from ..fileio import write_atomic
 from .extract import DecisionPoint, case_data, shared_request, unique_ids
 from .loader import load_goldens
 from .store import DecisionStore, store_path, write_store
-from .yamlio import SafeLoader, dump_yaml, write_atomic
+from .yamlio import SafeLoader, dump_yaml
 
 HEADER = """\
 # Golden step cases, extracted by `agentevals goldens extract` from {trace}.

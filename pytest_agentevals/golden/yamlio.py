@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -125,9 +124,3 @@ def _next_line(root: yaml.Node, case: yaml.MappingNode, case_index: int, positio
 def _outside(line: str, column: int) -> bool:
     stripped = line.strip()
     return not stripped or (stripped.startswith("#") and len(line) - len(line.lstrip()) <= column)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    temp = path.with_name(f".{path.name}.tmp")
-    temp.write_text(text, encoding="utf-8")
-    temp.replace(path)

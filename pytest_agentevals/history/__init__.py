@@ -2,8 +2,11 @@
 
 `history/` is about test outcomes, not traffic: it never imports `recording/`.
 
-- `store` / `sqlite`: the storage interface and its SQLite file (WAL, `BEGIN IMMEDIATE`);
+- `store` / `sqlite` / `backends`: the storage interface, its SQLite file (WAL, `BEGIN IMMEDIATE`),
+  and `open_store`, which picks the backend for a path;
 - `collector`: the pytest plugin object (xdist-aware: only the controller writes);
+- `outcome`: one reading of pytest's reports (a test's layer, what an attempt ended as), shared
+  with the pyramid table;
 - `junit` / `ingest`: CI results from JUnit XML, reruns included, idempotent;
 - `verdicts` / `stats` / `budgets` / `quarantine` / `analysis`: PASS / FAIL / FLAKY, Wilson
   intervals, budget decisions;
@@ -11,9 +14,10 @@
 """
 
 from .analysis import FlakinessReport, analyze
+from .backends import open_store
 from .budgets import FLAKY_EXIT_CODE
 from .model import Attempt, Source, StoredAttempt
-from .store import HistoryStore, open_store
+from .store import HistoryStore
 
 __all__ = [
     "FLAKY_EXIT_CODE",

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ..layers import LAYER_NAMES
-from .budgets import BREACH, Decision, budget_for, decide
+from .budgets import BREACH, Decision, budget_for, decide, outside_the_pyramid
 from .quarantine import Entry, Quarantine
 from .store import ExcludedSource, HistoryStore
 from .verdicts import FalseRed, LayerMetrics, false_red_of, layer_metrics, recent_runs, verdicts
@@ -24,6 +24,7 @@ class FlakinessReport:
     location: str  # the store's location
     window: int
     layers: tuple[LayerReport, ...]
+    outside: LayerReport  # the tests outside the pyramid (no layer marker): shown, never judged
     false_red: FalseRed  # over every layer (and tests outside the pyramid)
     quarantined: tuple[Entry, ...]  # entries still in force
     expired: tuple[Entry, ...]
@@ -96,11 +97,16 @@ def analyze(
         )
         budget, min_samples = budget_for(budgets, name)
         layers.append(LayerReport(metrics, decide(metrics, budget, min_samples)))
+    unlayered = layer_metrics(
+        None, all_verdicts, window=window, run_layers=run_layers, failing=failing, flaky=flaky, ignore=ignore
+    )
+    outside = LayerReport(unlayered, outside_the_pyramid(unlayered, int(budgets["min_samples"])))
     overall = false_red_of(recent_runs(run_layers, window), failing, flaky, ignore)
     return FlakinessReport(
         location=store.location,
         window=window,
         layers=tuple(layers),
+        outside=outside,
         false_red=overall,
         quarantined=tuple(today_entries),
         expired=tuple(quarantine.expired(today)),

@@ -25,13 +25,14 @@ BREACH: Final = "breach"
 WARN: Final = "warn"
 OK: Final = "ok"
 NOT_ENOUGH_DATA: Final = "not enough data"
+NO_BUDGET: Final = "no budget"  # the tests outside the pyramid: shown, never judged
 
 
 @dataclass(frozen=True)
 class Decision:
-    layer: str
-    status: str  # BREACH, WARN, OK or NOT_ENOUGH_DATA
-    budget: float
+    layer: str | None  # None: the tests outside the pyramid
+    status: str  # BREACH, WARN, OK, NOT_ENOUGH_DATA, or NO_BUDGET outside the pyramid
+    budget: float | None
     min_samples: int
     reason: str  # one line with the numbers behind the status
 
@@ -68,6 +69,12 @@ def decide(metrics: LayerMetrics, budget: float, min_samples: int) -> Decision:
             metrics.layer, WARN, budget, min_samples, f"{seen}; {interval}: estimate above budget"
         )
     return Decision(metrics.layer, OK, budget, min_samples, f"{seen}; {interval}")
+
+
+def outside_the_pyramid(metrics: LayerMetrics, min_samples: int) -> Decision:
+    """The tests without a layer: their numbers, but no budget to hold them to."""
+    reason = f"{metrics.flaky} FLAKY of {metrics.verdicts} verdicts; no layer, so no budget"
+    return Decision(None, NO_BUDGET, None, min_samples, reason)
 
 
 def budget_for(budgets: Mapping[str, float], layer: str) -> tuple[float, int]:

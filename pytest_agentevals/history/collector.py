@@ -20,29 +20,28 @@ import os
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from ..errors import ConfigError, HistoryError
-from ..layers import layer_of
 from ..settings import Settings
 from . import ci_env, quarantine
 from .analysis import FlakinessReport, analyze
+from .backends import open_store
 from .budgets import FLAKY_EXIT_CODE
 from .junit import SOURCE_PROPERTY
-from .model import ERROR, FAILED, PASSED, PYTEST, SKIPPED, Attempt, Source
+from .model import PYTEST, Attempt, Source
 from .outage import describe, is_outage, tally
+from .outcome import Attempt as ReportedAttempt
+from .outcome import Attempts, tag_layer
 from .report import text_lines
-from .store import HistoryStore, open_store
-from .variant import LAYER_PROPERTY, VARIANT_PROPERTY, canonical, from_properties, plain
+from .store import HistoryStore
+from .variant import VARIANT_PROPERTY, canonical, from_properties, plain
 
 FLUSH_EVERY = 100  # attempts buffered before a write...
 FLUSH_SECONDS = 2.0  # ...or seconds since the last write, whichever comes first
 VARIANT_PARAMS = ("seed", "model")  # parametrize arguments that belong to a test's variant
-
-_RANK = {PASSED: 0, SKIPPED: 1, ERROR: 2, FAILED: 3}
 
 
 def variant_of(item: pytest.Item, layer: str) -> str:
@@ -61,36 +60,6 @@ def variant_of(item: pytest.Item, layer: str) -> str:
         if name in params and plain(params[name]) is not None:
             fields[name] = plain(params[name])
     return canonical(fields)
-
-
-def is_rerun(report: pytest.TestReport) -> bool:
-    """Whether pytest-rerunfailures marked this report: its attempt failed and the test runs again."""
-    outcome: str = report.outcome
-    return outcome == "rerun"
-
-
-def phase_outcome(report: pytest.TestReport) -> str:
-    """What one phase report says about its attempt. A quarantined test's xfail is its real outcome."""
-    failing = FAILED if report.when == "call" else ERROR
-    if is_rerun(report):  # pytest-rerunfailures: this attempt failed and runs again
-        return failing
-    if report.passed:
-        return PASSED
-    if report.failed:
-        return failing
-    wasxfail = getattr(report, "wasxfail", None)
-    if isinstance(wasxfail, str) and wasxfail.startswith(quarantine.REASON_PREFIX):
-        return failing
-    return SKIPPED  # a skip, or a genuine xfail: no signal
-
-
-@dataclass
-class _Open:
-    """An attempt whose reports are still arriving."""
-
-    outcome: str = PASSED
-    duration: float = 0.0
-    last: pytest.TestReport | None = None  # the latest report: its user_properties are the fullest
 
 
 class HistoryCollector:
@@ -119,7 +88,7 @@ class HistoryCollector:
         self.gating: list[str] = []  # breaches that concern this session
         self.failed_gate = False  # --agentevals-flaky=fail and a breach or a broken history
         self.exit_code_set = False  # ...and this collector set the session's exit code
-        self._open: dict[str, _Open] = {}
+        self._reports = Attempts()
         self._attempts: dict[str, int] = {}
         self._finals: dict[tuple[str, str], str] = {}
         self._layers: set[str] = set()
@@ -141,9 +110,8 @@ class HistoryCollector:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         for item in items:
-            layer = layer_of({marker.name for marker in item.iter_markers()})
+            layer = tag_layer(item)
             if layer is not None:
-                item.user_properties.append((LAYER_PROPERTY, layer))
                 variant = variant_of(item, layer)
                 if variant:
                     item.user_properties.append((VARIANT_PROPERTY, variant))
@@ -194,21 +162,16 @@ class HistoryCollector:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return
-        state = self._open.setdefault(report.nodeid, _Open())
-        state.duration += report.duration
-        state.last = report
-        outcome = phase_outcome(report)
-        if _RANK[outcome] > _RANK[state.outcome]:
-            state.outcome = outcome
-        if report.when == "teardown" or is_rerun(report):
-            del self._open[report.nodeid]
-            self._finish(report, state)
+        attempt = self._reports.add(report)
+        if attempt is not None:
+            self._finish(attempt)
 
-    def _finish(self, report: pytest.TestReport, state: _Open) -> None:
-        nodeid = report.nodeid
-        layer, variant = from_properties(report.user_properties)
+    def _finish(self, state: ReportedAttempt) -> None:
+        assert state.last is not None
+        nodeid = state.nodeid
+        layer, variant = from_properties(state.last.user_properties)
         number = self._attempts[nodeid] = self._attempts.get(nodeid, 0) + 1
-        worker = getattr(report, "worker_id", None) or "main"
+        worker = getattr(state.last, "worker_id", None) or "main"
         self._finals[(nodeid, variant)] = state.outcome
         self._nodeids.add(nodeid)
         if layer is not None:
@@ -242,10 +205,8 @@ class HistoryCollector:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.is_worker:
             return
-        for state in list(self._open.values()):  # e.g. a crashed xdist worker's last test
-            if state.last is not None:
-                self._finish(state.last, state)
-        self._open.clear()
+        for attempt in self._reports.unfinished():  # e.g. a crashed xdist worker's last test
+            self._finish(attempt)
         self._flush()
         tests, failed = tally(self._finals.values())
         if self.store is not None and self.source is not None and is_outage(tests, failed):

@@ -44,6 +44,7 @@ class IngestSummary:
     attempts: int = 0  # attempts stored now
     already: int = 0  # files already in the history (ingested before, or recorded live)
     outage_runs: int = 0  # runs skipped as infrastructure outages
+    unlayered: set[str] = field(default_factory=set)  # ids of tests stored now that carry no layer
     errors: list[str] = field(default_factory=list)  # one line per file that could not be read
 
 
@@ -130,6 +131,7 @@ class Ingester:
             if self.store.ingest(source, attempts):
                 summary.stored += 1
                 summary.attempts += len(attempts)
+                summary.unlayered.update(a.test_id for a in attempts if a.layer is None)
             else:  # another process ingested it meanwhile
                 summary.already += 1
 

@@ -15,7 +15,6 @@ expired entry no longer protects its test and is a budget breach until it is ren
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -133,13 +132,3 @@ def load(path: Path) -> Quarantine:
     except yaml.YAMLError as exc:
         raise ConfigError(str(path), f"is not valid YAML ({exc})", "fix its syntax") from None
     return parse(path, data)
-
-
-def entries_for(quarantine: Quarantine, nodeids: Iterable[str]) -> dict[str, Entry]:
-    """The entry covering each of `nodeids` that has one."""
-    out: dict[str, Entry] = {}
-    for nodeid in nodeids:
-        entry = quarantine.entry_for(nodeid)
-        if entry is not None:
-            out[nodeid] = entry
-    return out

@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..layers import LAYER_NAMES
 from .analysis import FlakinessReport, LayerReport
-from .budgets import BREACH, NOT_ENOUGH_DATA, OK, WARN
+from .budgets import BREACH, NO_BUDGET, NOT_ENOUGH_DATA, OK, WARN
 
 Line = tuple[str, str | None]  # text, and a colour for a terminal: "red", "yellow", "green" or None
 
-_COLOURS = {BREACH: "red", WARN: "yellow", OK: "green", NOT_ENOUGH_DATA: None}
-_ICONS = {BREACH: "❌", WARN: "⚠️", OK: "✅", NOT_ENOUGH_DATA: "…"}
+_COLOURS = {BREACH: "red", WARN: "yellow", OK: "green", NOT_ENOUGH_DATA: None, NO_BUDGET: None}
+_ICONS = {BREACH: "❌", WARN: "⚠️", OK: "✅", NOT_ENOUGH_DATA: "…", NO_BUDGET: "·"}
+
+NO_LAYER = "(no layer)"
+FALSE_RED_NOTE = (
+    "false-red: a layer's recent runs that went red only because of flaky tests (each test failing "
+    "there was FLAKY on that commit)"
+)
+NO_LAYER_NOTE = (
+    f"{NO_LAYER}: tests without a layer marker, shown but held to no budget; give a test its layer with "
+    "@pytest.mark.step (or replay, resume, marathon), and write JUnit XML from a run with the plugin "
+    "installed so the layer travels with it"
+)
 
 
 def _pct(value: float | None) -> str:
@@ -30,36 +42,100 @@ def _false_red(report: LayerReport) -> str:
     return f"{fr.false_red}/{fr.runs}" if fr.runs else "-"
 
 
+def _name(report: LayerReport) -> str:
+    return report.metrics.layer or NO_LAYER
+
+
 def _ordered(report: FlakinessReport) -> list[LayerReport]:
     """The top of the pyramid first, as the pyramid is drawn."""
     return [report.layer(name) for name in reversed(LAYER_NAMES)]
 
 
-def text_lines(report: FlakinessReport) -> list[Line]:
-    """The per-layer table and what stands behind it, for the terminal."""
-    head = (
-        f"{'layer':<10}{'verdicts':>9}{'flaky':>7}{'rate':>8}{'95% CI':>14}{'budget':>8}{'false-red':>11}"
-        "  status"
+@dataclass(frozen=True)
+class _View:
+    """What a report has to say: the rows worth a table, and the layers still gathering verdicts."""
+
+    rows: list[LayerReport]  # judged layers (ok, warn, breach), then the tests outside the pyramid
+    waiting: list[LayerReport]  # layers with verdicts, but fewer than they need to be judged
+    min_samples: int
+
+    @property
+    def outside(self) -> bool:
+        return any(r.metrics.layer is None for r in self.rows)
+
+
+def _view(report: FlakinessReport) -> _View:
+    rows = [r for r in _ordered(report) if r.decision.status != NOT_ENOUGH_DATA]
+    waiting = [r for r in _ordered(report) if r.decision.status == NOT_ENOUGH_DATA and r.metrics.verdicts]
+    layered = sum(r.metrics.verdicts for r in report.layers)
+    outside = report.outside.metrics
+    # Tests outside the pyramid get a row when they have something to say: a flaky verdict, or when
+    # they are all there is (a suite run without the plugin, ingested from JUnit XML).
+    if outside.verdicts and (outside.flaky or not layered):
+        rows.append(report.outside)
+    return _View(rows, waiting, report.outside.decision.min_samples)
+
+
+def _waiting_line(view: _View) -> str | None:
+    if not view.waiting:
+        return None
+    counts = [
+        f"{r.metrics.layer} {_verdicts(r.metrics.verdicts)}"
+        + (f" ({r.metrics.flaky} FLAKY)" if r.metrics.flaky else "")
+        for r in view.waiting
+    ]
+    return (
+        f"not enough data yet: {', '.join(counts)}; a layer is judged once it has {view.min_samples} "
+        "(min_samples)"
     )
-    lines: list[Line] = [(head, None)]
-    for r in _ordered(report):
-        m, d = r.metrics, r.decision
-        row = (
-            f"{m.layer:<10}{m.verdicts:>9}{m.flaky:>7}{_pct(m.rate):>8}{_ci(r):>14}{_pct(d.budget):>8}"
-            f"{_false_red(r):>11}  {d.status}"
-        )
-        lines.append((row, _COLOURS[d.status]))
-    for r in _ordered(report):
-        m, d = r.metrics, r.decision
-        if d.status != NOT_ENOUGH_DATA or m.verdicts:
-            lines.append((f"  {m.layer}: {d.status}: {d.reason}", _COLOURS[d.status]))
-        for o in m.offenders:
-            lines.append((f"    flaky {o.flaky} of {o.verdicts}: {o.test_id}{_variant(o.variant)}", None))
-    fr = report.false_red
-    if fr.runs:
+
+
+def _offenders(reports: list[LayerReport]) -> list[Line]:
+    return [
+        (f"    flaky {o.flaky} of {o.verdicts}: {o.test_id}{_variant(o.variant)}", None)
+        for r in reports
+        for o in r.metrics.offenders
+    ]
+
+
+def _verdicts(count: int) -> str:
+    return f"{count} verdict" + ("" if count == 1 else "s")
+
+
+def text_lines(report: FlakinessReport) -> list[Line]:
+    """The per-layer table (the layers it can say something about) and what stands behind it."""
+    view = _view(report)
+    lines: list[Line] = []
+    if view.rows:
         lines.append(
-            (f"false-red runs: {fr.false_red} of {fr.runs} (went red only because of flaky tests)", None)
+            (
+                f"{'layer':<11}{'verdicts':>8}{'flaky':>7}{'rate':>8}{'95% CI':>14}{'budget':>8}"
+                f"{'false-red':>11}  status",
+                None,
+            )
         )
+        for r in view.rows:
+            m, d = r.metrics, r.decision
+            row = (
+                f"{_name(r):<11}{m.verdicts:>8}{m.flaky:>7}{_pct(m.rate):>8}{_ci(r):>14}{_pct(d.budget):>8}"
+                f"{_false_red(r):>11}  {d.status}"
+            )
+            lines.append((row, _COLOURS[d.status]))
+        fr = report.false_red
+        lines.append((f"{FALSE_RED_NOTE}; over every layer: {fr.false_red} of {fr.runs} runs", None))
+        if view.outside:
+            lines.append((NO_LAYER_NOTE, None))
+        for r in view.rows:
+            lines.append(
+                (f"  {_name(r)}: {r.decision.status}: {r.decision.reason}", _COLOURS[r.decision.status])
+            )
+            lines += _offenders([r])
+    waiting = _waiting_line(view)
+    if waiting:
+        lines.append((waiting, None))
+        lines += _offenders(view.waiting)
+    if not view.rows and not view.waiting:
+        lines.append(("no verdicts yet: a verdict is a test's outcome on a known commit", None))
     for entry in report.quarantined:
         lines.append((f"quarantined: {entry.describe()}", None))
     for entry in report.expired:
@@ -78,33 +154,31 @@ def _variant(variant: str) -> str:
 
 def to_json(report: FlakinessReport) -> dict[str, Any]:
     """The report as plain JSON-able data (`agentevals flaky report --format json`)."""
-    layers = []
-    for r in _ordered(report):
+
+    def layer(r: LayerReport) -> dict[str, Any]:
         m, d = r.metrics, r.decision
-        layers.append(
-            {
-                "layer": m.layer,
-                "status": d.status,
-                "reason": d.reason,
-                "verdicts": m.verdicts,
-                "flaky": m.flaky,
-                "rate": m.rate,
-                "ci95": [m.interval.low, m.interval.high] if m.verdicts else None,
-                "demonstrated_upper95": m.demonstrated,
-                "budget": d.budget,
-                "min_samples": d.min_samples,
-                "false_red": {
-                    "runs": m.false_red.runs,
-                    "red": m.false_red.red,
-                    "false_red": m.false_red.false_red,
-                    "rate": m.false_red.rate,
-                },
-                "worst": [
-                    {"test": o.test_id, "variant": o.variant, "flaky": o.flaky, "verdicts": o.verdicts}
-                    for o in m.offenders
-                ],
-            }
-        )
+        return {
+            "layer": m.layer,
+            "status": d.status,
+            "reason": d.reason,
+            "verdicts": m.verdicts,
+            "flaky": m.flaky,
+            "rate": m.rate,
+            "ci95": [m.interval.low, m.interval.high] if m.verdicts else None,
+            "demonstrated_upper95": m.demonstrated,
+            "budget": d.budget,
+            "min_samples": d.min_samples,
+            "false_red": {
+                "runs": m.false_red.runs,
+                "red": m.false_red.red,
+                "false_red": m.false_red.false_red,
+                "rate": m.false_red.rate,
+            },
+            "worst": [
+                {"test": o.test_id, "variant": o.variant, "flaky": o.flaky, "verdicts": o.verdicts}
+                for o in m.offenders
+            ],
+        }
 
     def entry(e: Any) -> dict[str, str]:
         return {"test": e.test, "owner": e.owner, "reason": e.reason, "expires": e.expires.isoformat()}
@@ -114,7 +188,8 @@ def to_json(report: FlakinessReport) -> dict[str, Any]:
         "window": report.window,
         "breached": report.breached,
         "breaches": report.breaches,
-        "layers": layers,
+        "layers": [layer(r) for r in _ordered(report)],
+        "outside_pyramid": {**layer(report.outside), "tests": report.outside.metrics.tests},
         "false_red": {
             "runs": report.false_red.runs,
             "red": report.false_red.red,
@@ -136,22 +211,33 @@ def _md(text: str) -> str:
 
 def markdown(report: FlakinessReport) -> str:
     """The report as GitHub-flavoured Markdown (for `$GITHUB_STEP_SUMMARY` and the like)."""
+    view = _view(report)
     out = ["## Flakiness by layer", ""]
-    out.append("| layer | status | verdicts | flaky | rate | 95% CI | budget | false-red runs |")
-    out.append("|---|---|---:|---:|---:|---:|---:|---:|")
-    for r in _ordered(report):
-        m, d = r.metrics, r.decision
-        out.append(
-            f"| {m.layer} | {_ICONS[d.status]} {d.status} | {m.verdicts} | {m.flaky} | {_pct(m.rate)} "
-            f"| {_ci(r)} | {_pct(d.budget)} | {_false_red(r)} |"
-        )
-    out.append("")
+    if view.rows:
+        out.append("| layer | status | verdicts | flaky | rate | 95% CI | budget | false-red runs |")
+        out.append("|---|---|---:|---:|---:|---:|---:|---:|")
+        for r in view.rows:
+            m, d = r.metrics, r.decision
+            out.append(
+                f"| {_name(r)} | {_ICONS[d.status]} {d.status} | {m.verdicts} | {m.flaky} | {_pct(m.rate)} "
+                f"| {_ci(r)} | {_pct(d.budget)} | {_false_red(r)} |"
+            )
+        out.append("")
+        out.append(f"_{_md(FALSE_RED_NOTE)}._")
+        if view.outside:
+            out.append(f"_{_md(NO_LAYER_NOTE)}._")
+        out.append("")
+    waiting = _waiting_line(view)
+    if waiting:
+        out += [waiting[0].upper() + waiting[1:] + ".", ""]
+    if not view.rows and not view.waiting:
+        out += ["No verdicts yet.", ""]
     if report.breaches:
         out.append("**Breaches**")
         out.append("")
         out += [f"- {_md(line)}" for line in report.breaches]
         out.append("")
-    worst = [(r.metrics.layer, o) for r in _ordered(report) for o in r.metrics.offenders]
+    worst = [(_name(r), o) for r in view.rows + view.waiting for o in r.metrics.offenders]
     if worst:
         out.append("**Worst offenders**")
         out.append("")

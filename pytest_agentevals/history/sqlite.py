@@ -4,12 +4,17 @@
   the start of a transaction, so two writers queue on the busy timeout instead of deadlocking halfway.
 - Every write is one transaction: a batch is stored whole or not at all, and a failed write rolls
   back without touching what was stored before.
-- A file that is not a readable history (garbage, another program's database, a newer schema) raises
-  one `HistoryError` naming the file and how to fix it. The file is never modified or deleted.
+- A new history appears whole: its schema is written to a scratch file beside it, which is then
+  linked into place. So no process ever opens a half-made history, and an empty file is never ours.
+- A file that is not a readable history (garbage, an empty file, another program's database, a newer
+  schema, a damaged page found by `PRAGMA quick_check`) raises one `HistoryError` naming the file and
+  how to fix it. The file is never modified or deleted.
 """
 
 from __future__ import annotations
 
+import os
+import secrets
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -70,6 +75,14 @@ TestKey = tuple[str, str, str]  # test_id, variant, layer ('' outside the pyrami
 _JUDGED = "s.excluded IS NULL AND s.sha IS NOT NULL AND a.outcome != ?"
 
 
+def _create_schema(cur: sqlite3.Cursor) -> None:
+    # One statement at a time: executescript() would commit the transaction halfway.
+    for statement in _SCHEMA.split(";"):
+        if statement.strip():
+            cur.execute(statement)
+    cur.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
 def _layer(value: str) -> str | None:
     return value or None
 
@@ -87,8 +100,16 @@ class SQLiteStore:
                 f"{self.path}: cannot create the history folder ({exc.strerror}); make "
                 f"{self.path.parent} writable, or set --agentevals-history to another path or 'off'"
             ) from None
+        if not self.path.exists():
+            self._guard("create", self._create)
+        if self.path.is_file() and self.path.stat().st_size == 0:
+            raise HistoryError(
+                f"{self.path}: is an empty file, and an empty file is not a history database (a new "
+                "history is created whole); " + _FIX.format(path=self.path)
+            )
         self._conn = self._guard("open", lambda: self._connect(busy_timeout))
         try:
+            self._guard("check", self._check_pages)
             self._guard("read", self._check_schema)
             self._guard("read", self._load_tests)
         except HistoryError:
@@ -142,6 +163,42 @@ class SQLiteStore:
             raise
         cur.execute("COMMIT")
 
+    def _create(self) -> None:
+        """Write a new history's schema to a scratch file and link it into place."""
+        scratch = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}.new")
+        try:
+            conn = sqlite3.connect(scratch, isolation_level=None)
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                _create_schema(conn.cursor())
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+            try:
+                os.link(scratch, self.path)
+            except FileExistsError:
+                pass  # another process created it meanwhile: theirs is as good
+            except OSError:
+                # A file system without hard links: a rename, which a creator racing us could undo.
+                if not self.path.exists():
+                    os.replace(scratch, self.path)
+        except OSError as exc:
+            raise sqlite3.OperationalError(exc.strerror or str(exc)) from None
+        finally:
+            scratch.unlink(missing_ok=True)
+
+    def _check_pages(self) -> None:
+        """`PRAGMA quick_check`: a damaged page is found on open, not in a query that happens to
+        read it (or, worse, one that does not and reports on half the history)."""
+        problems = [row[0] for row in self._conn.execute("PRAGMA quick_check(5)")]
+        if problems != ["ok"]:
+            raise HistoryError(
+                f"{self.path}: the history database is damaged ({'; '.join(problems)}); nothing was "
+                f"changed; recover what it holds with `sqlite3 {self.path} .recover | sqlite3 "
+                f"{self.path}.recovered` and point --agentevals-history at that, or move it aside "
+                f"(`mv {self.path} {self.path}.broken`) to start a new history"
+            )
+
     def _check_schema(self) -> None:
         version = self._conn.execute("PRAGMA user_version").fetchone()[0]
         if version == SCHEMA_VERSION:
@@ -163,11 +220,7 @@ class SQLiteStore:
                     f"{self.path}: is an SQLite database but not an agentevals history (it has "
                     "tables of its own); " + _FIX.format(path=self.path)
                 )
-            # One statement at a time: executescript() would commit the transaction halfway.
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    cur.execute(statement)
-            cur.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            _create_schema(cur)
 
     def _load_tests(self) -> None:
         rows = self._conn.execute("SELECT id, test_id, variant, layer FROM tests")

@@ -2,14 +2,13 @@
 
 Everything above this module (the pytest collector, JUnit ingest, the verdicts and the reports) talks
 to a `HistoryStore`, so another backend (a server database, an in-memory store for tests) can replace
-the SQLite file by implementing these methods. `open_store` picks the backend for a path.
+the SQLite file by implementing these methods. `backends.open_store` picks the backend for a path.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
 from .model import Attempt, Source, StoredAttempt
@@ -114,10 +113,3 @@ class HistoryStore(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-def open_store(path: Path) -> HistoryStore:
-    """The store kept at `path` (an SQLite file, created with its folder when missing)."""
-    from .sqlite import SQLiteStore
-
-    return SQLiteStore(path)

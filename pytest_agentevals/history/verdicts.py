@@ -8,7 +8,7 @@ than once on the same code (reruns, re-run CI jobs, repeated nightly runs).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -90,12 +90,13 @@ class FalseRed:
 
 @dataclass(frozen=True)
 class LayerMetrics:
-    layer: str
+    layer: str | None  # None: the tests outside the pyramid (no layer marker)
     verdicts: int  # n: verdicts in the window
     flaky: int  # k: FLAKY among them
     interval: Interval  # Wilson 95% for k/n
     false_red: FalseRed
     offenders: tuple[Offender, ...]
+    tests: int = 0  # test variants with a verdict in the window
 
     @property
     def rate(self) -> float | None:
@@ -107,11 +108,14 @@ class LayerMetrics:
         return demonstrated_upper(self.verdicts) if self.verdicts and not self.flaky else None
 
 
-def recent_runs(run_layers: Iterable[RunLayer], window: int, layer: str | None = None) -> list[str]:
-    """The `window` most recent runs that ran tests of `layer` (of any layer when it is None)."""
+def recent_runs(
+    run_layers: Iterable[RunLayer], window: int, layers: Collection[str | None] | None = None
+) -> list[str]:
+    """The `window` most recent runs that ran tests of one of `layers` (None in it: tests outside the
+    pyramid), or of any layer when `layers` is None."""
     last: dict[str, int] = {}
     for row in run_layers:
-        if layer is None or row.layer == layer:
+        if layers is None or row.layer in layers:
             last[row.run_id] = max(row.last, last.get(row.run_id, row.last))
     return sorted(last, key=last.__getitem__, reverse=True)[:window]
 
@@ -139,7 +143,7 @@ def false_red_of(
 
 
 def layer_metrics(
-    layer: str,
+    layer: str | None,
     all_verdicts: Iterable[Verdict],
     *,
     window: int,
@@ -149,9 +153,10 @@ def layer_metrics(
     ignore: Callable[[str], bool] = lambda test_id: False,
     offenders: int = 5,
 ) -> LayerMetrics:
-    """A layer's metrics over its `window` most recent verdicts (and runs), leaving out the tests
-    `ignore` says (quarantined ones). `all_verdicts` must be sorted most recent first; `flaky` (the
-    FLAKY keys of all time, for false-red runs) defaults to those among `all_verdicts`."""
+    """A layer's metrics (None: the tests outside the pyramid) over its `window` most recent verdicts
+    (and runs), leaving out the tests `ignore` says (quarantined ones). `all_verdicts` must be sorted
+    most recent first; `flaky` (the FLAKY keys of all time, for false-red runs) defaults to those
+    among `all_verdicts`."""
     mine = [v for v in all_verdicts if v.layer == layer and not ignore(v.test_id)]
     recent = mine[:window]
     k = sum(1 for v in recent if v.verdict == FLAKY)
@@ -167,7 +172,7 @@ def layer_metrics(
     )[:offenders]
     if flaky is None:
         flaky = {v.key for v in mine if v.verdict == FLAKY}
-    runs = recent_runs(run_layers, window, layer)
+    runs = recent_runs(run_layers, window, {layer})
     layer_failing = (f for f in failing if f.layer == layer)
     return LayerMetrics(
         layer=layer,
@@ -176,4 +181,5 @@ def layer_metrics(
         interval=wilson(k, len(recent)),
         false_red=false_red_of(runs, layer_failing, flaky, ignore),
         offenders=tuple(worst),
+        tests=len(per_test),
     )

@@ -1,13 +1,20 @@
-"""The pyramid table at the end of a pytest run: per layer, outcomes and time spent."""
+"""The pyramid table at the end of a pytest run: per layer, outcomes and time spent.
+
+A test's layer and what each attempt of it ended as are read as the history reads them
+(`history/outcome.py`): the last attempt of a rerun test decides, and a quarantined test counts as
+what it really did (a pass, or a failure the quarantine kept from failing the session).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from ..layers import LAYER_NAMES, layer_of
+from ..history.model import PASSED, SKIPPED
+from ..history.outcome import Attempt, Attempts
+from ..layers import LAYER_NAMES
 
 
 @dataclass
@@ -15,19 +22,12 @@ class LayerTally:
     passed: int = 0
     failed: int = 0
     skipped: int = 0
+    quarantined: int = 0  # of the failed: quarantined tests (they did not fail the session)
     seconds: float = 0.0
-    nodeids: set[str] = field(default_factory=set)
 
     @property
     def total(self) -> int:
         return self.passed + self.failed + self.skipped
-
-
-def report_layer(report: pytest.TestReport) -> str | None:
-    """The layer of the test a report is about, read from its keywords (markers travel with it
-    from xdist workers to the controller)."""
-    keywords: Any = report.keywords
-    return layer_of({name for name in LAYER_NAMES if name in keywords})
 
 
 class PyramidSummary:
@@ -35,26 +35,32 @@ class PyramidSummary:
 
     def __init__(self) -> None:
         self.tallies: dict[str, LayerTally] = {name: LayerTally() for name in LAYER_NAMES}
+        self._attempts = Attempts()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        layer = report_layer(report)
-        if layer is None or report.outcome == "rerun":  # type: ignore[comparison-overlap]
-            # pytest-rerunfailures reports the attempts before the last as "rerun": the last decides.
+        attempt = self._attempts.add(report)
+        if attempt is not None:
+            self._count(attempt)
+
+    def _count(self, attempt: Attempt) -> None:
+        layer = attempt.layer
+        if layer is None:
             return
         tally = self.tallies[layer]
-        tally.seconds += report.duration
-        tally.nodeids.add(report.nodeid)
-        if report.when == "call" or (report.when == "setup" and not report.passed):
-            if report.passed and not hasattr(report, "wasxfail"):
-                tally.passed += 1
-            elif report.skipped:
-                tally.skipped += 1
-            else:
-                tally.failed += 1
-        elif report.when == "teardown" and report.failed:
+        tally.seconds += attempt.duration
+        if attempt.rerun:  # the test runs again: its last attempt decides
+            return
+        if attempt.outcome == PASSED:
+            tally.passed += 1
+        elif attempt.outcome == SKIPPED:
+            tally.skipped += 1
+        else:
             tally.failed += 1
+            tally.quarantined += attempt.quarantined
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for attempt in self._attempts.unfinished():  # e.g. a crashed xdist worker's last test
+            self._count(attempt)
         if not any(tally.total for tally in self.tallies.values()):
             return
         terminalreporter.write_sep("=", "agentevals pyramid")
@@ -65,4 +71,7 @@ class PyramidSummary:
             if not tally.total:
                 continue
             line = f"{name:<10}{tally.passed:>8}{tally.failed:>8}{tally.skipped:>9}{tally.seconds:>9.2f}s"
-            terminalreporter.write_line(line, red=bool(tally.failed), green=not tally.failed)
+            if tally.quarantined:
+                line += f"  ({tally.quarantined} of the failed quarantined)"
+            red = tally.failed > tally.quarantined
+            terminalreporter.write_line(line, red=red, green=not red)

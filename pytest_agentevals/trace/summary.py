@@ -45,6 +45,8 @@ class TraceSummary:
     error: str | None = None
     bytes: int = 0
     problems: list[str] = field(default_factory=list)
+    # Why reading stopped before the end (a damaged line in the middle), or None: read to the end.
+    unreadable: str | None = None
     unpriced: set[str] = field(default_factory=set, repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -55,7 +57,7 @@ class TraceSummary:
 
 def summarize(path: str | Path, observers: Iterable[Observer] = ()) -> TraceSummary:
     """Summarize a trace. A torn last line or a missing run_end is a problem listed, not an error;
-    a malformed line in the middle stops the summary there and is listed too.
+    a malformed line in the middle stops the summary there, is listed too, and sets `unreadable`.
 
     Each of `observers` is called with every event read (as read with `resolve=False`), so another
     consumer — the metrics of `agentevals show` — shares this one read of the file."""
@@ -76,6 +78,7 @@ def summarize(path: str | Path, observers: Iterable[Observer] = ()) -> TraceSumm
     except TraceFormatError as exc:
         if exc.line <= 1:
             raise
+        summary.unreadable = f"{exc}; the summary covers the events before that line"
         summary.problems.append(str(exc))
     summary.problems[:0] = reader.problems
     if not reader.complete and summary.status is None:
