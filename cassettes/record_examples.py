@@ -33,7 +33,7 @@ def record(name: str, task: dict[str, Any], folder: Path = HERE) -> Path:
     with (
         atomic_path(path) as scratch,
         tempfile.TemporaryDirectory(prefix="taskrunner-") as workspace,
-        ae.record(scratch, agent="taskrunner", seed=task["seed"], task=task),
+        ae.Recorder(scratch, agent="taskrunner", seed=task["seed"], task=task),
     ):
         result = taskrunner.run(
             task["tasks"], seed=task["seed"], stall_at=task["stall_at"], workspace=workspace

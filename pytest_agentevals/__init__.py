@@ -8,21 +8,25 @@ from .errors import (
     AgentEvalsError,
     CassetteError,
     ConfigError,
+    GoldenError,
     GuardError,
+    HistoryError,
     LedgerError,
+    NewerTraceVersion,
     RecordingError,
     ReplayDivergence,
     RunStopped,
     SimError,
     StaleCassette,
+    StaleGolden,
     TraceError,
     TraceFormatError,
     UnrecordedRequest,
 )
 from .layers import LAYERS, Layer
-from .recording import Recorder, checkpoint, compaction, current_recorder, note, record, tool, verification
+from .recording import Recorder, checkpoint, compaction, current_recorder, note, tool, verification
 from .recording.guards import Budget, BudgetLeft, Guard, budget_left, expect_progress
-from .recording.replay import Replayer, replay
+from .recording.replay import Replayer, ReplayReport, ReplaySession
 from .settings import Settings
 from .trace import TraceReader, TraceWriter, read_trace
 
@@ -38,18 +42,24 @@ __all__ = [
     "BudgetLeft",
     "CassetteError",
     "ConfigError",
+    "GoldenError",
     "Guard",
     "GuardError",
+    "HistoryError",
     "Layer",
     "LedgerError",
+    "NewerTraceVersion",
     "Recorder",
     "RecordingError",
     "ReplayDivergence",
+    "ReplayReport",
+    "ReplaySession",
     "Replayer",
     "RunStopped",
     "Settings",
     "SimError",
     "StaleCassette",
+    "StaleGolden",
     "TraceError",
     "TraceFormatError",
     "TraceReader",
@@ -63,8 +73,6 @@ __all__ = [
     "expect_progress",
     "note",
     "read_trace",
-    "record",
-    "replay",
     "tool",
     "verification",
 ]

@@ -46,6 +46,10 @@ class TraceFormatError(TraceError):
         )
 
 
+class NewerTraceVersion(TraceFormatError):
+    """A trace written by a newer pytest-agentevals, in a format version this one does not know."""
+
+
 class RecordingError(AgentEvalsError):
     """Recording could not start or go on (nested recorders, an unwritable trace directory...)."""
 

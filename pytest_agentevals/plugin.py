@@ -7,18 +7,24 @@ from pathlib import Path
 
 import pytest
 
-from . import guards_plugin, replay_plugin
+from . import guards_plugin
 from .errors import ConfigError
 from .golden.layer import StepLayer
 from .history.collector import HistoryCollector
 from .layers import LAYERS
 from .recording.naming import trace_path_for
 from .recording.recorder import Recorder
+from .recording.replay.layer import ReplayHookspecs, ReplayLayer
+from .report.failure import OurFailure
 from .report.pyramid import PyramidSummary
 from .settings import OPTIONS, Settings, find_pyproject, read_pyproject
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 CALL_FAILED_KEY = pytest.StashKey[bool]()
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(ReplayHookspecs)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -55,7 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"agentevals: {exc}") from None
     config.stash[SETTINGS_KEY] = settings
     config.pluginmanager.register(PyramidSummary(), "agentevals-pyramid")
-    config.pluginmanager.register(replay_plugin, "agentevals-replay")
+    config.pluginmanager.register(ReplayLayer(settings), "agentevals-replay")
     config.pluginmanager.register(guards_plugin, "agentevals-guards")
     config.pluginmanager.register(StepLayer(settings), "agentevals-step")
     config.pluginmanager.register(HistoryCollector.from_config(config, settings), "agentevals-history")
@@ -102,4 +108,9 @@ def pytest_runtest_makereport(
     if report.when == "call" and report.failed:
         # Read by fixtures at teardown: a recorded test that failed ends its trace as "failed".
         item.stash[CALL_FAILED_KEY] = True
+    if report.failed and call.excinfo is not None and not item.config.option.fulltrace:
+        # A failure of ours (every layer's) reads message first, without the SDK's and our frames.
+        ours = OurFailure.replacing(report.longrepr, call.excinfo.value, item.config.rootpath)
+        if ours is not None:
+            report.longrepr = ours  # type: ignore[assignment]
     return report

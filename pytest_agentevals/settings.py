@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from .errors import AgentEvalsError, ConfigError
 from .layers import BY_NAME, LAYER_NAMES
 from .recording.guards.limits import KEYS as BUDGET_KEYS
 from .recording.guards.limits import Budget
+from .recording.program import parse_allowed
 
 Source = str  # "cli", "marker", "pyproject" or "default"
 
@@ -103,6 +104,18 @@ def _str_list(key: str, raw: Any) -> tuple[str, ...]:
     if not isinstance(raw, list | tuple) or not all(isinstance(item, str) for item in raw):
         raise ConfigError(key, f"{raw!r} is not a list of strings", 'write it as ["a", "b"]')
     return tuple(raw)
+
+
+def _programs(key: str, raw: Any) -> tuple[str, ...]:
+    entries = _str_list(key, raw)
+    for entry in entries:
+        try:
+            parse_allowed(entry)
+        except AgentEvalsError as exc:
+            raise ConfigError(
+                key, f"{entry!r} is not a program", 'write "-m package.module" or "path/to/script.py"'
+            ) from exc
+    return entries
 
 
 def _finite(value: Any) -> bool:
@@ -245,6 +258,14 @@ OPTIONS: tuple[Option, ...] = (
         marker_kwarg="mode",
     ),
     Option("cassette_dir", _path, "cassettes", "directory of recorded runs replayed by the replay layer"),
+    Option(
+        "replay_programs",
+        _programs,
+        (),
+        "programs a trace recorded by `agentevals record` may be replayed against when no "
+        'pytest_agentevals_run_agent hook takes its task, e.g. "-m examples.taskrunner" or "agent.py" '
+        "(comma-separated on the CLI); a trace never chooses the code it runs",
+    ),
     Option("goldens_dir", _path, "goldens", "directory of golden step cases collected by the step layer"),
     Option("fixtures_dir", _path, "fixtures", "directory of checkpoint fixtures booted by the resume layer"),
     Option(
@@ -364,6 +385,7 @@ class Settings:
     record: str
     replay_mode: str
     cassette_dir: Path
+    replay_programs: tuple[str, ...]
     goldens_dir: Path
     fixtures_dir: Path
     collect_cassettes: bool
@@ -433,6 +455,7 @@ class Settings:
             record=values["record"],
             replay_mode=values["replay_mode"],
             cassette_dir=absolute(values["cassette_dir"]),
+            replay_programs=values["replay_programs"],
             goldens_dir=absolute(values["goldens_dir"]),
             fixtures_dir=absolute(values["fixtures_dir"]),
             collect_cassettes=values["collect_cassettes"],
@@ -465,16 +488,20 @@ class Settings:
         )
 
     def for_marker(self, marker_name: str, kwargs: Mapping[str, Any]) -> Settings:
-        """These settings with a marker's keyword arguments applied, below the command line.
-
-        Keywords the marker does not understand are an error naming the marker and the keyword.
+        """These settings with a marker's setting keywords (`mode=`, `record=`...) applied, below the
+        command line. A keyword that is no setting's is an error naming the marker and the keyword: a
+        layer checks its own marker arguments (a cassette name...) and passes only these on.
         """
         changes: dict[str, Any] = {}
         sources = dict(self.sources)
         for name, raw in kwargs.items():
             option = MARKER_KWARGS.get(name)
             if option is None:
-                continue  # a layer's own marker arguments (a cassette name...) are its business
+                raise ConfigError(
+                    f"@pytest.mark.{marker_name}({name}=...)",
+                    "unknown keyword",
+                    "setting keywords: " + ", ".join(MARKER_KWARGS),
+                )
             value = option.parse(f"@pytest.mark.{marker_name}({name}=...)", raw)
             if self.sources.get(option.key) != "cli":
                 changes[option.key] = value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -53,3 +54,21 @@ def run_agentevals(
         env={**base, **(env or {})},
         check=False,
     )
+
+
+def empty_cassette(root: Path, name: str = "empty") -> str:
+    """A recorded run with no calls at `root/cassettes/NAME.trace.jsonl`, for a replay-layer test that
+    needs its marker but not a recording (a marked test always replays); returns NAME."""
+    start = {
+        "type": "run_start",
+        "v": 1,
+        "run_id": name,
+        "agent": "a",
+        "started_at": "2026-01-01",
+        "contract": {},
+    }
+    end = {"type": "run_end", "seq": 1, "t": 0.0, "status": "ok", "totals": {}}
+    path = root / "cassettes" / f"{name}.trace.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(start) + "\n" + json.dumps(end) + "\n")
+    return name

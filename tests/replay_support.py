@@ -125,7 +125,7 @@ def record(
 ) -> Path:
     """Record the agent on `task` against the simulated server into the trace at `path`."""
     saved = dict(FILES)
-    with sim(replies) as server, ae.record(path, task=task, agent="toolbox"):
+    with sim(replies) as server, ae.Recorder(path, task=task, agent="toolbox"):
         run_agent(client(server.url, max_retries=0), task, **options)
     FILES.clear()
     FILES.update(saved)

@@ -15,6 +15,8 @@ from pytest_agentevals.history.model import StoredAttempt
 from pytest_agentevals.history.sqlite import SQLiteStore
 from pytest_agentevals.history.verdicts import FLAKY, verdicts
 
+from .conftest import empty_cassette
+
 # A stand-in for pytest-rerunfailures (not installed here): the same protocol, so the same reports. A
 # failed attempt is logged with outcome "rerun" and the test runs again, up to RERUNS times.
 RERUN_CONFTEST = """
@@ -350,11 +352,12 @@ def test_history_off_writes_nothing(pytester: pytest.Pytester) -> None:
 def test_a_session_in_which_nearly_everything_failed_is_kept_but_not_judged(
     pytester: pytest.Pytester,
 ) -> None:
+    empty_cassette(pytester.path)  # a replay test replays: its run holds no calls
     pytester.makepyfile(
         """
         import pytest
 
-        @pytest.mark.replay
+        @pytest.mark.replay("empty")
         @pytest.mark.parametrize("i", range(12))
         def test_replay(i):
             assert False, "the model gateway is down"
@@ -457,6 +460,7 @@ def test_a_failed_write_is_shown_and_fails_the_gate_in_fail_mode(
 def test_day_one_says_in_one_line_what_is_missing_and_the_table_comes_with_data(
     pytester: pytest.Pytester,
 ) -> None:
+    empty_cassette(pytester.path)  # a replay test replays: its run holds no calls
     pytester.makepyfile(
         test_agent="""
         import pytest
@@ -465,7 +469,7 @@ def test_day_one_says_in_one_line_what_is_missing_and_the_table_comes_with_data(
         def test_decision():
             pass
 
-        @pytest.mark.replay
+        @pytest.mark.replay("empty")
         def test_run():
             pass
         """

@@ -7,11 +7,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pytest_agentevals"
 
-# Cycles in the replay layer, which branch `replay` takes apart; empty this set when it lands.
-KNOWN = {
-    frozenset({"pytest_agentevals.plugin", "pytest_agentevals.replay_plugin"}),
-    frozenset({"pytest_agentevals.recording.replay.cassette", "pytest_agentevals.recording.replay.vcr_yaml"}),
-}
+# No cycle is tolerated.
+KNOWN: set[frozenset[str]] = set()
 
 
 def module_name(path: Path) -> str:

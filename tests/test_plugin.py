@@ -8,6 +8,8 @@ from pytest_agentevals import read_trace
 from pytest_agentevals.history.sqlite import SQLiteStore
 from pytest_agentevals.report.pyramid import PyramidSummary
 
+from .conftest import empty_cassette
+
 
 def test_markers_are_documented(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--markers")
@@ -23,6 +25,7 @@ def test_markers_are_documented(pytester: pytest.Pytester) -> None:
 
 
 def test_dash_m_selects_a_layer_and_summary_shows_the_pyramid(pytester: pytest.Pytester) -> None:
+    empty_cassette(pytester.path)  # a replay test replays: its run holds no calls
     pytester.makepyfile(
         """
         import pytest
@@ -30,7 +33,7 @@ def test_dash_m_selects_a_layer_and_summary_shows_the_pyramid(pytester: pytest.P
         def test_a(): pass
         @pytest.mark.step
         def test_b(): assert False
-        @pytest.mark.replay
+        @pytest.mark.replay("empty")
         def test_c(): pass
         @pytest.mark.marathon
         def test_d(): pytest.skip("nightly only")
@@ -38,7 +41,8 @@ def test_dash_m_selects_a_layer_and_summary_shows_the_pyramid(pytester: pytest.P
         """
     )
     result = pytester.runpytest("-m", "step", "--agentevals-history=off")
-    result.assert_outcomes(passed=1, failed=1, deselected=3)
+    # Deselected: three tests, and the cassette test_c replays (not collected on its own).
+    result.assert_outcomes(passed=1, failed=1, deselected=4)
     result.stdout.fnmatch_lines(["*agentevals pyramid*", "layer*passed*failed*skipped*time", "step*1*1*0*s"])
     assert "replay " not in result.stdout.str().split("agentevals pyramid")[1]
 
@@ -129,6 +133,7 @@ def test_recorder_fixture_under_xdist_writes_every_trace(pytester: pytest.Pytest
 
 
 def test_pyramid_and_history_read_outcomes_alike(pytester: pytest.Pytester) -> None:
+    empty_cassette(pytester.path)  # a replay test replays: its run holds no calls
     pytester.makefile(
         ".yaml",
         **{
@@ -143,15 +148,15 @@ def test_pyramid_and_history_read_outcomes_alike(pytester: pytest.Pytester) -> N
         test_q="""
         import pytest
 
-        @pytest.mark.replay
+        @pytest.mark.replay("empty")
         def test_quarantined_passes():
             pass
 
-        @pytest.mark.replay
+        @pytest.mark.replay("empty")
         def test_quarantined_fails():
             assert False
 
-        @pytest.mark.replay
+        @pytest.mark.replay("empty")
         @pytest.mark.xfail(reason="known bug", strict=False)
         def test_known_bug():
             assert False

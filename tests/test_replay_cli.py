@@ -54,6 +54,37 @@ def test_a_divergence_ends_the_replay_with_exit_1_and_the_diff(folder: Path) -> 
         "    now:      'Fix the bug in b.txt'",
     ]
     assert "Traceback" not in result.stderr
+    # The summary agrees with the verdict: it names the failure, never "no divergence".
+    assert lines[-1] == (
+        "replayed run.trace.jsonl (strict): served 0 of 4 recorded HTTP exchanges, 0 of 3 tool calls; "
+        "failed: ReplayDivergence: replay diverged at model call 1 of the run: the request differs from "
+        "recorded model call 1 (step 1, line 2) of run.trace.jsonl in message 0 (user), field content"
+    )
+
+
+def test_a_stale_cassette_is_in_the_summary_too(folder: Path) -> None:
+    trace = folder / "run.trace.jsonl"
+    trace.write_text(trace.read_text().replace('"anthropic":"', '"anthropic":"0.0.1-', 1))
+    result = agentevals("replay", "run.trace.jsonl", "fix_it.py", "Fix the bug in a.txt", cwd=folder)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1].startswith(
+        "replayed run.trace.jsonl (strict): served 0 of 4 recorded HTTP exchanges, 0 of 3 tool calls; "
+        "failed: StaleCassette: run.trace.jsonl: the cassette is stale"
+    )
+
+
+def test_the_replayed_run_is_recorded_with_the_configured_prices_and_packages(folder: Path) -> None:
+    (folder / "pyproject.toml").write_text(
+        "[tool.agentevals]\ncontract_packages = ['anthropic', 'pytest']\n"
+        f"[tool.agentevals.prices.{agent.MODEL}]\ninput = 1000\noutput = 1000\n"
+    )
+    result = agentevals(
+        "replay", "run.trace.jsonl", "-o", "out.trace.jsonl", "fix_it.py", "Fix the bug in a.txt", cwd=folder
+    )
+    assert result.returncode == 0, result.stderr
+    events = ae.read_trace(folder / "out.trace.jsonl")
+    assert events[0]["contract"]["packages"]["pytest"] == pytest.__version__
+    assert events[-1]["totals"]["cost_usd"] > 0
 
 
 def test_sequential_replay_reports_and_records_the_replayed_run(folder: Path) -> None:
@@ -149,6 +180,26 @@ def test_promote_closes_a_run_cut_off_mid_write(folder: Path) -> None:
     events = ae.read_trace(folder / "cassettes" / "crash.trace.jsonl")
     assert events[-1]["type"] == "run_end"
     assert events[-1]["status"] == "interrupted"
+
+
+def test_promote_puts_everything_under_the_project_root_from_any_folder(folder: Path) -> None:
+    (folder / "pyproject.toml").write_text("[tool.agentevals]\nreplay_mode = 'sequential'\n")
+    (folder / "incidents").mkdir()
+    (folder / "run.trace.jsonl").rename(folder / "incidents" / "run.trace.jsonl")
+    result = agentevals(
+        "promote",
+        "run.trace.jsonl",
+        "--name",
+        "i-2",
+        "--cassette-dir",
+        "regressions",
+        cwd=folder / "incidents",
+    )
+    assert result.returncode == 0, result.stderr
+    assert (folder / "regressions" / "i-2.trace.jsonl").is_file()  # the rootdir's, not the cwd's
+    test = (folder / "tests" / "test_replay_i_2.py").read_text()
+    assert "@pytest.mark.replay('i-2', mode='sequential')" in test  # the configured mode
+    assert sorted(p.name for p in (folder / "incidents").iterdir()) == ["run.trace.jsonl"]
 
 
 def test_promote_never_replaces_a_cassette_unasked(folder: Path) -> None:

@@ -184,7 +184,7 @@ def test_sequential_divergences_are_noted_in_the_trace_of_the_replayed_run(
     trace: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "replayed.trace.jsonl"
-    with ae.record(out, task="changed"), Replayer(trace, mode="sequential"):
+    with ae.Recorder(out, task="changed"), Replayer(trace, mode="sequential"):
         agent.run_agent(agent.client(), "changed")
     events = ae.read_trace(out)
     notes = [e for e in events if e["type"] == "note"]
@@ -260,7 +260,7 @@ def test_the_network_is_blocked_except_loopback(trace: Path, monkeypatch: pytest
         replay.stop()
     assert attempts == [("127.0.0.1", 9)]
     assert str(caught.value).startswith(
-        "a connection to 203.0.113.7:443 during a replay: the network is blocked"
+        "a connection to 203.0.113.7:443 (socket.connect) during a replay: the network is blocked"
     )
     assert not guard.blocked()
 
@@ -306,7 +306,7 @@ def test_concurrent_calls_match_by_request_whatever_their_order(tmp_path: Path) 
         return Reply.text("answer to " + request.last_text)
 
     trace = tmp_path / "async.trace.jsonl"
-    with agent.sim(policy) as server, ae.record(trace):  # type: ignore[arg-type]
+    with agent.sim(policy) as server, ae.Recorder(trace):  # type: ignore[arg-type]
         recorded = asyncio.run(
             ask_all(anthropic.AsyncAnthropic(base_url=server.url, api_key=agent.fake_key()), questions)
         )
@@ -318,7 +318,7 @@ def test_concurrent_calls_match_by_request_whatever_their_order(tmp_path: Path) 
 
 def test_from_step_starts_after_the_checkpoint(tmp_path: Path) -> None:
     trace = tmp_path / "checkpointed.trace.jsonl"
-    with agent.sim() as server, ae.record(trace, task=TASK):
+    with agent.sim() as server, ae.Recorder(trace, task=TASK):
         model = agent.client(server.url)
         agent.run_agent(model, TASK, max_steps=2)
         ae.checkpoint({"files": dict(agent.FILES)}, name="after two steps")
@@ -378,7 +378,7 @@ def test_recorded_retries_replay_in_order_without_waiting_out_the_delay(tmp_path
     trace = tmp_path / "retry.trace.jsonl"
     with (
         agent.sim([Fault.overloaded(retry_after=0.01), *agent.script()]) as server,
-        ae.record(trace, task=TASK),
+        ae.Recorder(trace, task=TASK),
     ):
         agent.run_agent(agent.client(server.url, max_retries=2), TASK)
     cassette = load_cassette(trace)

@@ -231,7 +231,7 @@ def test_record_once_records_a_missing_cassette_then_replays_it(project: pytest.
 
 def test_from_step_replays_from_a_checkpoint(project: pytest.Pytester) -> None:
     trace = project.path / "cassettes" / "long.trace.jsonl"
-    with agent.sim() as server, ae.record(trace, task="Fix the bug in a.txt"):
+    with agent.sim() as server, ae.Recorder(trace, task="Fix the bug in a.txt"):
         model = agent.client(server.url)
         agent.run_agent(model, "Fix the bug in a.txt", max_steps=1)
         ae.checkpoint({"phase": 2})
@@ -272,7 +272,7 @@ def test_a_collected_cassette_that_diverges_fails_with_the_replay_message(projec
     result.stdout.fnmatch_lines(
         [
             "*replay diverged at model call 1 of the run: the request differs from recorded model call 1*",
-            "    now:      'Fix the bug in a.txt!'",
+            "E       now:      'Fix the bug in a.txt!'",
         ]
     )
 
@@ -400,3 +400,26 @@ def test_the_tests_own_trace_records_the_replayed_run_and_its_divergences(projec
     assert sum(e["type"] == "model_call" for e in events) == 4
     assert sum(e["type"] == "tool_call" for e in events) == 3
     assert [e["data"]["call"] for e in events if e["type"] == "note"] == [1, 2, 3, 4]
+
+
+def test_the_fixture_has_a_public_type_and_the_errors_users_meet_are_exported(
+    project: pytest.Pytester,
+) -> None:
+    for name in ("GoldenError", "StaleGolden", "HistoryError", "ReplaySession", "ReplayReport"):
+        assert name in ae.__all__
+        assert getattr(ae, name).__module__.startswith("pytest_agentevals.")
+    assert "record" not in ae.__all__  # Recorder and Replayer, once each
+    assert "replay" not in ae.__all__
+    project.makepyfile(
+        test_typed="""
+        import pytest
+        import replay_support as agent
+        from pytest_agentevals import ReplaySession
+
+        @pytest.mark.replay("fix")
+        def test_it(agentevals_replay: ReplaySession):
+            assert isinstance(agentevals_replay, ReplaySession)
+            agent.run_agent(agent.client(), agentevals_replay.task)
+        """
+    )
+    project.runpytest().assert_outcomes(passed=1)

@@ -111,7 +111,7 @@ def test_a_key_streamed_in_pieces_is_scrubbed_joined_and_the_stream_still_replay
     assert text == f"the key is {REDACTED}, keep it"
     assert json.loads(tool_input) == {"password": REDACTED, "key": REDACTED}
 
-    with ae.replay(path, block_network=False):  # what was stored renders to a stream the SDK parses
+    with ae.Replayer(path, block_network=False):  # what was stored renders to a stream the SDK parses
         client = anthropic.Anthropic(base_url="http://127.0.0.1:9", api_key="sim", max_retries=0)
         with client.messages.stream(**request) as replayed:  # type: ignore[arg-type]
             again = replayed.get_final_message()
@@ -251,9 +251,9 @@ def test_a_replay_matches_a_request_that_carried_a_key_and_never_shows_it(tmp_pa
         ask(anthropic.Anthropic(base_url=sim.url, api_key="sim", max_retries=0), "how are you?")
     assert_nowhere(tmp_path, key)
     offline = anthropic.Anthropic(base_url="http://127.0.0.1:9", api_key="sim", max_retries=0)
-    with ae.replay(path, block_network=False):
+    with ae.Replayer(path, block_network=False):
         assert ask(offline, "how are you?").content[0].text == "fine"
-    with pytest.raises(ae.ReplayDivergence) as diverged, ae.replay(path, block_network=False):
+    with pytest.raises(ae.ReplayDivergence) as diverged, ae.Replayer(path, block_network=False):
         ask(offline, "how old are you?")
     assert "how old are you?" in str(diverged.value)
     assert key[:20] not in str(diverged.value)

@@ -28,7 +28,7 @@ def test_precedence_cli_over_marker_over_pyproject(tmp_path: Path) -> None:
     assert (settings.record, settings.replay_mode) == ("all", "sequential")
     assert settings.sources["record"] == "cli"
     assert settings.sources["replay_mode"] == "pyproject"
-    marked = settings.for_marker("replay", {"record": "new", "mode": "strict", "from_step": 3})
+    marked = settings.for_marker("replay", {"record": "new", "mode": "strict"})
     assert marked.record == "all"  # the command line wins over the marker
     assert marked.replay_mode == "strict"
     assert marked.sources["replay_mode"] == "marker"
@@ -68,6 +68,15 @@ def test_bad_values_name_the_key(
 def test_bad_marker_value(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"@pytest.mark.replay\(mode=...\): 'loose' is not allowed"):
         Settings.resolve(tmp_path).for_marker("replay", {"mode": "loose"})
+
+
+def test_a_marker_keyword_that_is_no_setting_is_an_error(tmp_path: Path) -> None:
+    # A layer passes on only the setting keywords of its marker; anything else is a mistake.
+    with pytest.raises(
+        ConfigError,
+        match=r"@pytest.mark.replay\(mdoe=...\): unknown keyword \(setting keywords: record, mode\)",
+    ):
+        Settings.resolve(tmp_path).for_marker("replay", {"mdoe": "strict"})
 
 
 def test_pyproject_table_is_read_in_pytest(pytester: pytest.Pytester) -> None:

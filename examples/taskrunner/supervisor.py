@@ -17,6 +17,7 @@ from typing import Any
 import anthropic
 
 import pytest_agentevals
+from pytest_agentevals.trace.paths import path_problem
 
 from .harness import (
     AgentState,
@@ -52,13 +53,27 @@ class Checkpoint:
 
     @classmethod
     def from_event(cls, event: Mapping[str, Any]) -> Checkpoint:
-        """A checkpoint event of a trace (its state, and its workspace snapshot's file texts)."""
+        """A checkpoint event of a trace (its state, and its workspace snapshot's file texts).
+
+        A trace is untrusted data: a path that would leave the workspace is refused here, and again
+        by `restore`.
+        """
         snapshot = event.get("workspace") or {}
-        files = {path: entry["text"] for path, entry in snapshot.get("files", {}).items() if "text" in entry}
+        files: dict[str, str] = {}
+        for path, entry in snapshot.get("files", {}).items():
+            _check_path(path)
+            if isinstance(entry, Mapping) and isinstance(entry.get("text"), str):
+                files[path] = entry["text"]
         return cls(AgentState.from_dict(dict(event.get("state", {}))), files)
 
     def restore(self, workspace: Path) -> AgentState:
-        """Make the workspace hold exactly this checkpoint's files; a fresh copy of its state."""
+        """Make the workspace hold exactly this checkpoint's files; a fresh copy of its state.
+
+        Every path is checked before anything is removed or written: nothing lands outside the
+        workspace, nothing is written through a link.
+        """
+        root = workspace.resolve()
+        targets = [(_inside(root, relative), text) for relative, text in self.files.items()]
         for entry in workspace.iterdir():
             if entry.name == MARKER:
                 continue
@@ -66,11 +81,27 @@ class Checkpoint:
                 shutil.rmtree(entry)
             else:
                 entry.unlink()
-        for relative, text in self.files.items():
-            target = workspace / relative
+        for target, text in targets:
             target.parent.mkdir(parents=True, exist_ok=True)
+            if target.parent.resolve() != target.parent or target.is_symlink():
+                raise ValueError(f"{target}: a link in the way; refused to restore through it")
             target.write_text(text, encoding="utf-8")
         return copy.deepcopy(self.state)
+
+
+def _check_path(relative: str) -> None:
+    problem = path_problem(relative)
+    if problem is not None:
+        raise ValueError(f"checkpoint file {relative!r} {problem}; refused to restore it")
+
+
+def _inside(root: Path, relative: str) -> Path:
+    """`root / relative`, refusing a path that is not plainly inside the workspace."""
+    _check_path(relative)
+    target = root / relative
+    if not target.is_relative_to(root):
+        raise ValueError(f"checkpoint file {relative!r} lands outside {root}; refused to restore it")
+    return target
 
 
 def prepare_workspace(workspace: str | Path) -> Path:

@@ -10,13 +10,16 @@ from typing import Any
 
 from .. import __version__
 from ..errors import AgentEvalsError
-from . import flaky, goldens, promote, record, replay, scan, show
+from . import flaky, goldens, program, promote, record, replay, scan, show
 
 # Each module has `register(subparsers)`, which adds its parser and sets `func` (args -> exit code).
 SUBCOMMANDS: tuple[Any, ...] = (record, show, flaky, goldens, replay, promote, scan)
+# Subcommands that run a program take its words as python does; the value is how many positional
+# arguments of their own come before the program.
+RUNS_A_PROGRAM: dict[str, int] = {"record": 0, "replay": 1}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _build() -> tuple[argparse.ArgumentParser, Any]:
     parser = argparse.ArgumentParser(
         prog="agentevals",
         description="The eval pyramid for long-running LLM agents: record runs, read traces, replay "
@@ -26,7 +29,11 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in SUBCOMMANDS:
         module.register(subparsers)
-    return parser
+    return parser, subparsers
+
+
+def build_parser() -> argparse.ArgumentParser:
+    return _build()[0]
 
 
 # What a shell reports for a program killed by SIGPIPE (128 + 13), as `yes | head -1` leaves it.
@@ -53,8 +60,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    parser, subparsers = _build()
+    words = list(sys.argv[1:] if argv is None else argv)
+    program_words: list[str] | None = None
+    index = next((i for i, word in enumerate(words) if not word.startswith("-")), None)
+    if index is not None and words[index] in RUNS_A_PROGRAM:
+        own, program_words = program.split(
+            subparsers.choices[words[index]], words[index + 1 :], RUNS_A_PROGRAM[words[index]]
+        )
+        words = [*words[: index + 1], *own]
+    args = parser.parse_args(words)
+    if program_words is not None:
+        args.program = program_words
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -1,90 +1,76 @@
-"""Running a user's program the way `python script.py` or `python -m module` would.
+"""The command line of a subcommand that runs a program (`record`, `replay`), split as python splits it.
 
-Shared by `agentevals record` and `agentevals replay`, which wrap the run in a recorder or a replay.
+One rule: agentevals' own options and positionals come first; the program starts at its script or at
+`-m module`, and everything after that is the program's, verbatim (a `--` there is passed on, as
+`python agent.py -- --x` passes it); a `--` before the program ends agentevals' own options.
 """
 
 from __future__ import annotations
 
 import argparse
-import runpy
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AgentEvalsError
+from ..recording.program import Program
 
-
-@dataclass(frozen=True)
-class Program:
-    target: str
-    is_module: bool
-    args: tuple[str, ...]
-
-    @property
-    def label(self) -> str:
-        return f"-m {self.target}" if self.is_module else self.target
-
-    @property
-    def stem(self) -> str:
-        return self.target.rsplit(".", 1)[-1] if self.is_module else Path(self.target).stem
+PROGRAM_METAVAR = "script.py [args] | -m module [args]"
 
 
 def add_program_arguments(parser: argparse.ArgumentParser) -> None:
-    """`script.py [args]` or `-m module [args]`, as python takes them."""
-    # Like python's own -m, -m ends the command's options: everything after the module is its args.
+    """Shown in the subcommand's help; `split` hands the program's words over before argparse runs."""
+    parser.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m does")
     parser.add_argument(
-        "-m",
-        dest="module",
-        nargs=argparse.REMAINDER,
-        metavar="MODULE [ARGS]",
-        help="run a module, as python -m does",
+        "program",
+        nargs="?",
+        metavar=PROGRAM_METAVAR,
+        help="the program, as python takes it: everything after the script or -m module is the "
+        "program's own, verbatim; put -- before the program to end agentevals' options",
     )
-    parser.add_argument("program", nargs=argparse.REMAINDER, help="script.py [args]")
 
 
-def program_of(args: argparse.Namespace) -> Program:
-    if args.module is not None:
-        if not args.module:
-            raise AgentEvalsError("-m needs a module name: -m module [args]")
-        module, *module_args = args.module
-        if module_args and module_args[0] == "--":
-            module_args = module_args[1:]
-        return Program(module, True, tuple(module_args))
-    rest = list(args.program)
-    if rest and rest[0] == "--":
-        rest = rest[1:]
-    if not rest:
-        raise AgentEvalsError(
-            "nothing to run: give a script (script.py [args]) or a module (-m module [args])"
-        )
-    script = rest[0]
-    if not Path(script).is_file():
-        raise AgentEvalsError(f"{script}: no such script (give a path to a Python file, or use -m module)")
-    return Program(script, False, tuple(rest[1:]))
+def split(parser: argparse.ArgumentParser, argv: list[str], positionals: int) -> tuple[list[str], list[str]]:
+    """(agentevals' own words, the program's words) of a subcommand's `argv`.
 
-
-def run(program: Program) -> int:
-    """Run the program in this process and return its exit code. Exceptions propagate."""
-    saved_argv, saved_path = sys.argv[:], sys.path[:]
-    sys.argv = [program.target, *program.args]
-    # As python does: -m puts the current directory first on the path, a script its own folder.
-    sys.path.insert(0, str(Path.cwd()) if program.is_module else str(Path(program.target).resolve().parent))
-    try:
-        if program.is_module:
-            runpy.run_module(program.target, run_name="__main__", alter_sys=True)
+    `positionals` is how many positional arguments of its own the subcommand takes before the
+    program (`replay TRACE`: one).
+    """
+    valued = {
+        option
+        for action in parser._actions  # argparse keeps no public list of its options
+        for option in action.option_strings
+        if action.nargs != 0
+    }
+    own: list[str] = []
+    seen = 0
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            return own, argv[i + 1 :]
+        if word == "-m" or (word.startswith("-m") and not word.startswith("--")):
+            return own, argv[i:]
+        if word.startswith("-") and word != "-":
+            own.append(word)
+            takes_value = word in valued and "=" not in word
+            if takes_value and i + 1 < len(argv):
+                own.append(argv[i + 1])
+                i += 1
+        elif seen < positionals:
+            own.append(word)
+            seen += 1
         else:
-            runpy.run_path(program.target, run_name="__main__")
-    except SystemExit as exc:
-        return exit_code(exc)
-    finally:
-        sys.argv, sys.path[:] = saved_argv, saved_path
-    return 0
+            return own, argv[i:]
+        i += 1
+    return own, []
 
 
-def exit_code(exc: SystemExit) -> int:
-    if exc.code is None:
-        return 0
-    if isinstance(exc.code, int):
-        return exc.code
-    print(exc.code, file=sys.stderr)
-    return 1
+def program_of(words: list[str]) -> Program:
+    """The program named by the words `split` gave it; a script must exist."""
+    if not words:
+        raise AgentEvalsError(f"nothing to run: give a script or a module ({PROGRAM_METAVAR})")
+    program = Program.from_argv(words)
+    if not program.is_module and not program.script_path(Path.cwd()).is_file():
+        raise AgentEvalsError(
+            f"{program.target}: no such script (give a path to a Python file, or use -m module)"
+        )
+    return program

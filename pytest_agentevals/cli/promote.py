@@ -11,14 +11,14 @@ overwritten unless `--force` says so.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
-from ..errors import AgentEvalsError, TraceFormatError
+from ..errors import AgentEvalsError, CassetteError, TraceFormatError
+from ..fileio import atomic_path, write_atomic
 from ..recording.replay import MODES, load_cassette
 from ..settings import Settings
 from ..trace.reader import TraceReader
@@ -51,9 +51,17 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("trace", help="the recorded run (.trace.jsonl)")
     parser.add_argument("--name", required=True, help="the cassette's name (letters, digits, - _ .)")
-    parser.add_argument("--mode", choices=MODES, default="strict", help="the test's replay mode")
-    parser.add_argument("--cassette-dir", help="default: [tool.agentevals] cassette_dir")
-    parser.add_argument("--test-dir", default="tests", help="where the test file goes (default: tests)")
+    parser.add_argument(
+        "--mode", choices=MODES, help="the test's replay mode (default: [tool.agentevals] replay_mode)"
+    )
+    parser.add_argument(
+        "--cassette-dir",
+        help="default: [tool.agentevals] cassette_dir; a relative path is taken from the project root "
+        "(the folder of the nearest pyproject.toml), as the setting's is",
+    )
+    parser.add_argument(
+        "--test-dir", default="tests", help="where the test file goes, from the project root (default: tests)"
+    )
     parser.add_argument(
         "--no-test", action="store_true", help="copy the cassette only (it is collected anyway)"
     )
@@ -64,28 +72,25 @@ def register(subparsers: Any) -> None:
 def main(args: argparse.Namespace) -> int:
     if not _NAME.match(args.name):
         raise AgentEvalsError(f"--name {args.name!r}: use letters, digits, '-', '_' and '.' only")
-    settings = Settings.for_command_line()
-    cassette_dir = Path(args.cassette_dir) if args.cassette_dir else settings.cassette_dir
-    target = cassette_dir / f"{args.name}.trace.jsonl"
+    settings = Settings.for_command_line({"cassette_dir": args.cassette_dir, "replay_mode": args.mode})
+    target = settings.cassette_dir / f"{args.name}.trace.jsonl"
     if target.exists() and not args.force:
         raise AgentEvalsError(f"{target} exists: choose another --name, or --force to replace it")
     source = Path(args.trace)
     events, closed = complete_events(source)
     if closed is not None:
         events.append(closed)
-    cassette_dir.mkdir(parents=True, exist_ok=True)
-    scratch = target.with_name(target.name + f".promote-{os.getpid()}")
-    scratch.unlink(missing_ok=True)
-    # Written through a trace writer, so through its scrubber: the same path as any recording.
-    with TraceWriter(scratch) as writer:
-        for event in events:
-            writer.write(event)
-    try:
-        load_cassette(scratch)  # what we wrote must replay
-    except AgentEvalsError:
-        scratch.unlink(missing_ok=True)
-        raise
-    os.replace(scratch, target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Written through a trace writer, so through its scrubber (the same path as any recording), into
+    # a temporary file beside the target that must replay before it takes the target's name.
+    with atomic_path(target) as scratch:
+        with TraceWriter(scratch) as writer:
+            for event in events:
+                writer.write(event)
+        try:
+            load_cassette(scratch)
+        except CassetteError as exc:  # its lines are the source's: name the source's line
+            raise CassetteError(source, exc.line, exc.problem, exc.fix) from None
     notes = [f"{len(events) - (closed is not None)} events"]
     if closed:
         notes.append("closed as interrupted")
@@ -93,7 +98,7 @@ def main(args: argparse.Namespace) -> int:
         notes.append(f"{writer.scrubber.redactions} secret(s) scrubbed")
     print(f"agentevals promote: wrote {target} ({', '.join(notes)})")
     if not args.no_test:
-        _write_test(Path(args.test_dir), args.name, args.mode, source)
+        _write_test(settings.rootdir / args.test_dir, args.name, settings.replay_mode, source)
     return 0
 
 
@@ -133,7 +138,13 @@ def _write_test(test_dir: Path, name: str, mode: str, source: Path) -> None:
         print(f"agentevals promote: {path} exists; left it as it is", file=sys.stderr)
         return
     test_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        TEST_TEMPLATE.format(name=name, mode=mode, ident=ident, source=source.name), encoding="utf-8"
-    )
-    print(f"agentevals promote: wrote {path}")
+    write_atomic(path, TEST_TEMPLATE.format(name=name, mode=mode, ident=ident, source=source.name))
+    print(f"agentevals promote: wrote {_shown(path)}")
+
+
+def _shown(path: Path) -> Path:
+    """`path` as a person at the current directory names it."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path

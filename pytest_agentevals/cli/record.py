@@ -1,4 +1,8 @@
-"""`agentevals record [-o OUT] script.py [args]` / `-m module [args]`: run a program, recording it."""
+"""`agentevals record [-o OUT] script.py [args]` / `-m module [args]`: run a program, recording it.
+
+The program's words are taken as python takes them (see `cli/program.py`); the trace keeps its real
+argv as the run's task, `{"argv": ["-m", "module", ...args]}`.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentEvalsError, RunStopped
+from ..recording import program as program_runner
 from ..recording.guards import Budget, guards_for
 from ..recording.recorder import Recorder
 from ..settings import Settings
 from ..trace.summary import summarize
-from . import program as program_runner
+from . import program as words
 
 
 def register(subparsers: Any) -> None:
@@ -41,12 +46,12 @@ def register(subparsers: Any) -> None:
         help="a run budget over [tool.agentevals.budget], repeatable: max_calls=200, max_cost_usd=5, "
         "max_daily_cost_usd=50, stall_calls=20... (docs/guards.md)",
     )
-    program_runner.add_program_arguments(parser)
+    words.add_program_arguments(parser)
     parser.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    program = program_runner.program_of(args)
+    program = words.program_of(args.program)
     settings = Settings.for_command_line()
     budget = settings.budget.merged(Budget.parse("--budget", args.budget)) if args.budget else settings.budget
     if args.output:
@@ -64,7 +69,7 @@ def main(args: argparse.Namespace) -> int:
         output,
         agent=args.agent or program.stem,
         seed=args.seed,
-        task={"argv": [program.label, *program.args]},
+        task={"argv": program.argv},
         packages=settings.contract_packages,
         prices=settings.prices,
         guards=guards_for(budget, ledger=settings.ledger),

@@ -4,7 +4,7 @@ Works from plain Python, from pytest and from the command line; knows nothing of
 """
 
 from .harness import checkpoint, compaction, note, verification
-from .recorder import Recorder, current_recorder, record
+from .recorder import Recorder, current_recorder
 from .tools import tool
 
 __all__ = [
@@ -13,7 +13,6 @@ __all__ = [
     "compaction",
     "current_recorder",
     "note",
-    "record",
     "tool",
     "verification",
 ]

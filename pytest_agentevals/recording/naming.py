@@ -1,4 +1,8 @@
-"""File names for per-test traces: readable, unique per test node, safe on every file system."""
+"""File names this project writes: readable, unique where they must be, safe on every file system.
+
+One rule for what a name may hold (`safe_name`), used for per-test traces here and for cassettes in
+`cassette_names.py`.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +13,17 @@ from pathlib import Path
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
+def safe_name(text: str, fallback: str = "test") -> str:
+    """`text` with every run of characters other than letters, digits, `_ . -` turned into `-`."""
+    return _UNSAFE.sub("-", text).strip("-") or fallback
+
+
 def trace_path_for(nodeid: str, directory: Path) -> Path:
     """`tests/test_x.py::test_y[a/b]` -> `DIR/tests-test_x.py--test_y-a-b-1a2b3c4d.trace.jsonl`.
 
     The short hash keeps two node ids that clean up to the same text apart (`[a/b]` and `[a-b]`),
     so parallel workers never share a file.
     """
-    readable = _UNSAFE.sub("-", nodeid.replace("::", "--")).strip("-")[:120]
+    readable = safe_name(nodeid.replace("::", "--"))[:120]
     digest = hashlib.sha1(nodeid.encode("utf-8")).hexdigest()[:8]
     return directory / f"{readable}-{digest}.trace.jsonl"

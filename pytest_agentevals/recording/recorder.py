@@ -9,7 +9,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -336,10 +336,3 @@ def current_recorder() -> Recorder | None:
     """The recorder of the run in progress in this process, if any."""
     recorder = active.recorder()
     return recorder if isinstance(recorder, Recorder) else None
-
-
-@contextlib.contextmanager
-def record(path: str | Path, **options: Any) -> Iterator[Recorder]:
-    """Record everything inside the block into the trace at `path` (options as for `Recorder`)."""
-    with Recorder(path, **options) as recorder:
-        yield recorder

@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import TraceFormatError
+from ..errors import NewerTraceVersion, TraceFormatError
 from . import delta
 from .events import EVENT_TYPES, REQUIRED, TRACE_VERSION, Event, type_problem
+from .paths import path_problem
 
 
 class TornTraceWarning(UserWarning):
@@ -98,12 +99,16 @@ class TraceReader:
             if kind != "run_start":
                 raise TraceFormatError(self.path, 1, f"expected a run_start event first, found {kind!r}")
             version = event.get("v")
-            if version != TRACE_VERSION:
-                raise TraceFormatError(
+            if isinstance(version, int) and not isinstance(version, bool) and version > TRACE_VERSION:
+                raise NewerTraceVersion(
                     self.path,
                     1,
-                    f"trace format version {version!r} is not supported (this reader knows version "
-                    f"{TRACE_VERSION}; upgrade pytest-agentevals or re-record the trace)",
+                    f"written in trace format version {version} by a newer version of pytest-agentevals "
+                    f"(this one reads version {TRACE_VERSION}): upgrade pytest-agentevals",
+                )
+            if version != TRACE_VERSION:
+                raise TraceFormatError(
+                    self.path, 1, f"trace format version {version!r} is not one this reader knows"
                 )
         elif kind == "run_start":
             raise TraceFormatError(self.path, number, "a second run_start event; a trace holds one run")
@@ -130,6 +135,7 @@ class TraceReader:
             raise TraceFormatError(
                 self.path, number, "checkpoint.workspace needs a string root and an object files"
             )
+        self._check_workspace_paths(files, workspace.get("removed", []), number)
         if workspace.get("base") == "previous":
             previous = self._workspaces.get(root)
             if previous is None:
@@ -149,6 +155,27 @@ class TraceReader:
             if self.resolve:
                 event["workspace"] = {"root": root, "files": files}
         self._workspaces[root] = files
+
+    def _check_workspace_paths(self, files: dict[str, Any], removed: Any, number: int) -> None:
+        """Every path a checkpoint names stays inside its workspace (it may be restored to disk)."""
+        for name, entry in files.items():
+            problem = path_problem(name)
+            if problem is None and not isinstance(entry, dict):
+                problem = "is not described by an object"
+            if problem is None and "link" in entry and not isinstance(entry["link"], str):
+                problem = "is a link without a target text"
+            # A link's target is data (the recorder stores a link leaving the workspace as its target
+            # text, never following it); restoring one that leaves is refused where it would be made.
+            if problem is not None:
+                raise TraceFormatError(
+                    self.path, number, f"checkpoint.workspace.files: {name!r} {problem}; refused to read it"
+                )
+        for name in removed if isinstance(removed, list) else ():
+            problem = path_problem(name)
+            if problem is not None:
+                raise TraceFormatError(
+                    self.path, number, f"checkpoint.workspace.removed: {name!r} {problem}; refused to read it"
+                )
 
     def _advance(
         self,

@@ -3,10 +3,12 @@
 Works from plain Python, from pytest and from the command line; knows nothing of either face.
 """
 
-from .cassette import Cassette, Interaction, ToolRecord, load_cassette
-from .engine import MODES, Replayer, replay
+from .cassette import Cassette, Interaction, ToolRecord
+from .engine import MODES, Replayer
 from .index import RequestIndex, incoming_request, shape_key
+from .loader import load_cassette
 from .report import Divergence, ReplayDivergenceWarning, ReplayReport
+from .session import ReplaySession
 from .tools import RecordedToolError
 
 __all__ = [
@@ -17,11 +19,11 @@ __all__ = [
     "RecordedToolError",
     "ReplayDivergenceWarning",
     "ReplayReport",
+    "ReplaySession",
     "Replayer",
     "RequestIndex",
     "ToolRecord",
     "incoming_request",
     "load_cassette",
-    "replay",
     "shape_key",
 ]

@@ -155,11 +155,6 @@ def where(found: Sequence[Difference], body: Any) -> str:
     return f"field {path}"
 
 
-def request_diff_text(expected: Interaction, canonical: dict[str, Any]) -> str:
-    found = request_differences(expected.canonical, canonical)
-    return render_differences(found)
-
-
 def nearest(
     recorded: Sequence[Interaction], canonical: dict[str, Any], around: int = 0, count: int = 3
 ) -> list[tuple[Interaction, str]]:

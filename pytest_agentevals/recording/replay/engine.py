@@ -43,8 +43,9 @@ from ..patching import patched
 from ..providers.anthropic import is_messages_call
 from ..recorder import current_recorder
 from . import diff, network, staleness
-from .cassette import Cassette, Interaction, load_cassette
+from .cassette import Cassette, Interaction
 from .index import RequestIndex, incoming_request
+from .loader import load_cassette
 from .report import Divergence, ReplayReport
 from .tools import ToolPlayer, jsonable, recorded_exception
 from .transport import ReplayCassette, loud
@@ -121,7 +122,7 @@ class Replayer:
         if self.check_contract:
             found = staleness.package_differences(self.cassette.contract, self.packages)
             if found:
-                raise staleness.stale(self.cassette.path, found, self.rerecord)
+                raise self._fail(staleness.stale(self.cassette.path, found, self.rerecord))
         if self.block_network:
             self._unblock = network.block(self._fail)
         self._patches = patched(
@@ -178,6 +179,7 @@ class Replayer:
         with self._lock:
             if self.failure is None:
                 self.failure = error
+                self.report.failed(error)
         raised = loud(error)
         self._raised.append(raised)
         return raised
@@ -428,10 +430,6 @@ class Replayer:
                 f"recorded run did; {SEQUENTIAL_HINT}"
             )
             self.failure = error
+            self.report.failed(error)
             raise error
         self._diverged(Divergence("end", self._calls, headline))
-
-
-def replay(cassette: str | Path | Cassette, **options: Any) -> Replayer:
-    """A `Replayer` for `cassette`, to use as a context manager (options as for `Replayer`)."""
-    return Replayer(cassette, **options)

@@ -30,6 +30,10 @@ class Divergence:
 
 @dataclass
 class ReplayReport:
+    """What a replay served, every divergence it reported, and `failure`: the first line of the error
+    that failed it (a strict divergence, an unrecorded request, a blocked connection, a stale
+    cassette), so that the summary never says less than the verdict."""
+
     path: Path
     mode: str
     recorded_http: int = 0
@@ -37,10 +41,17 @@ class ReplayReport:
     served_http: int = 0
     served_tools: int = 0
     divergences: list[Divergence] = field(default_factory=list)
+    failure: str | None = None
 
     @property
     def diverged(self) -> bool:
-        return bool(self.divergences)
+        return bool(self.divergences) or self.failure is not None
+
+    def failed(self, error: BaseException) -> None:
+        """Note the error that failed the replay (the first one only)."""
+        if self.failure is None:
+            first = str(error).splitlines()[0] if str(error) else ""
+            self.failure = f"{type(error).__name__}: {first}"
 
     def summary(self) -> str:
         tools = f", {self.served_tools} of {self.recorded_tools} tool calls" if self.recorded_tools else ""
@@ -48,9 +59,12 @@ class ReplayReport:
             f"replayed {self.path} ({self.mode}): served {self.served_http} of {self.recorded_http} "
             f"recorded HTTP exchanges{tools}"
         )
-        if not self.divergences:
-            return head + "; no divergence"
-        return head + f"; {len(self.divergences)} divergence(s)"
+        verdict = []
+        if self.divergences:
+            verdict.append(f"{len(self.divergences)} divergence(s)")
+        if self.failure is not None:
+            verdict.append(f"failed: {self.failure}")
+        return head + "; " + ("; ".join(verdict) or "no divergence")
 
     def text(self, limit: int = 10) -> str:
         """The summary, the first divergence in full, and the next ones as one line each."""

@@ -1,0 +1,182 @@
+"""A failure of ours, as a person reads it: our message first, then the user's own frames, briefly.
+
+When a test fails with one of our errors (an `AgentEvalsError` — a replay divergence, a stale
+cassette, a golden mismatch, a budget stop — or an exception raised from one), the frames of
+pytest-agentevals, the anthropic SDK, httpx, vcrpy, pytest and the standard library in between say
+nothing the message does not, and there are dozens of them. The plugin's report hook replaces the
+traceback with `OurFailure`: the message, then the user's frames as `file:line: in function` and
+their source line, then how many frames were hidden (`--fulltrace` shows them all).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import linecache
+import site
+import sysconfig
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import AgentEvalsError
+
+# Whose frames a failure of ours hides: ours, the SDK's and its HTTP stack's, vcrpy's, pytest's.
+HIDDEN_PACKAGES = (
+    "pytest_agentevals",
+    "anthropic",
+    "httpx",
+    "httpx2",
+    "httpcore",
+    "h11",
+    "anyio",
+    "vcr",
+    "wrapt",
+    "pydantic",
+    "_pytest",
+    "pytest",
+    "pluggy",
+)
+HIDDEN_NAMES = "pytest-agentevals, the anthropic SDK, httpx, vcrpy, pytest and the standard library"
+
+
+def ours(error: BaseException) -> AgentEvalsError | None:
+    """The error of ours behind `error`: itself, or the nearest in its chain of causes."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, AgentEvalsError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__
+    return None
+
+
+@functools.cache
+def _hidden_roots() -> tuple[str, ...]:
+    roots: list[str] = []
+    for name in HIDDEN_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.submodule_search_locations:
+            roots.extend(str(Path(location).resolve()) for location in spec.submodule_search_locations)
+    return tuple(roots)
+
+
+@functools.cache
+def _stdlib_roots() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    paths = sysconfig.get_paths()
+    stdlib = {str(Path(paths[key]).resolve()) for key in ("stdlib", "platstdlib") if key in paths}
+    sites = {str(Path(p).resolve()) for p in [*site.getsitepackages(), paths.get("purelib", "")] if p}
+    return tuple(stdlib), tuple(sites)
+
+
+def is_hidden(filename: str) -> bool:
+    """Whether a frame of this file is one a failure of ours hides (not the user's own code)."""
+    if filename.startswith("<"):
+        return True  # <frozen runpy>, <string>...
+    path = str(Path(filename).resolve())
+    if path.startswith(_hidden_roots()):
+        return True
+    stdlib, sites = _stdlib_roots()
+    return path.startswith(stdlib) and not path.startswith(sites)
+
+
+@dataclass(frozen=True)
+class Frame:
+    filename: str
+    lineno: int
+    function: str
+    line: str
+
+
+@dataclass(frozen=True)
+class Crash:
+    """Where and what, in one line: what pytest's short summary and JUnit XML read (`reprcrash`)."""
+
+    path: str
+    lineno: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.lineno}: {self.message}"
+
+
+def _frames(error: BaseException) -> tuple[list[Frame], int]:
+    """The user's frames of the first exception in the chain that has any, and how many were hidden."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    hidden_total = 0
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        kept: list[Frame] = []
+        hidden = 0
+        for summary in traceback.extract_tb(current.__traceback__):
+            if is_hidden(summary.filename):
+                hidden += 1
+                continue
+            line = summary.line or linecache.getline(summary.filename, summary.lineno or 0).strip()
+            kept.append(Frame(summary.filename, summary.lineno or 0, summary.name, line))
+        hidden_total += hidden
+        if kept:
+            return kept, hidden_total
+        current = current.__cause__ or current.__context__
+    return [], hidden_total
+
+
+class OurFailure:
+    """A test report's `longrepr` for a failure of ours (duck-typed as pytest's TerminalRepr)."""
+
+    def __init__(self, raised: BaseException, error: AgentEvalsError, rootdir: Path) -> None:
+        self.error = error
+        self.raised = raised
+        self.frames, self.hidden = _frames(raised)
+        self.rootdir = rootdir
+        first = str(error).splitlines()[0] if str(error) else ""
+        where = self.frames[-1] if self.frames else None
+        self.reprcrash = Crash(
+            where.filename if where else "", where.lineno if where else 0, f"{type(error).__name__}: {first}"
+        )
+
+    @classmethod
+    def replacing(cls, longrepr: Any, raised: BaseException, rootdir: Path) -> OurFailure | None:
+        """What a failed test's report shows instead of `longrepr`, when `raised` is (or was caused
+        by) one of our errors; None otherwise, and for an item that wrote its own failure (a text)."""
+        error = ours(raised)
+        if error is None or isinstance(longrepr, str):
+            return None
+        return cls(raised, error, rootdir)
+
+    def _where(self, filename: str) -> str:
+        path = Path(filename)
+        try:
+            return str(path.resolve().relative_to(self.rootdir.resolve()))
+        except ValueError:
+            return filename
+
+    def lines(self) -> list[tuple[str, dict[str, Any]]]:
+        """(text, markup) of each line, message first."""
+        red = {"red": True, "bold": True}
+        message = str(self.error).splitlines() or [""]
+        out = [(f"E   {type(self.error).__name__}: {message[0]}", red)]
+        out += [(f"E   {line}", red) for line in message[1:]]
+        if self.raised is not self.error:
+            out.append((f"E   (raised as {type(self.raised).__name__}: {self.raised})", red))
+        out.append(("", {}))
+        for frame in self.frames:
+            out.append((f"{self._where(frame.filename)}:{frame.lineno}: in {frame.function}", {}))
+            if frame.line:
+                out.append((f"    {frame.line}", {}))
+        if self.hidden:
+            out.append((f"({self.hidden} frames of {HIDDEN_NAMES} hidden; --fulltrace shows them)", {}))
+        return out
+
+    def toterminal(self, tw: Any) -> None:
+        for text, markup in self.lines():
+            tw.line(text, **markup)
+
+    def __str__(self) -> str:
+        return "\n".join(text for text, _ in self.lines())
