@@ -135,3 +135,8 @@ class GuardError(AgentEvalsError):
 class LedgerError(AgentEvalsError):
     """The daily cost ledger cannot be used: corrupt, locked too long, or unwritable. Names the file;
     spending is never silently reset to zero."""
+
+
+class MarathonError(AgentEvalsError):
+    """A marathon's results cannot be used: a malformed results file (named with its line), two
+    results of one seed and commit that disagree, a comparison with nothing to pair."""

@@ -12,6 +12,7 @@ from .errors import ConfigError
 from .golden.layer import StepLayer
 from .history.collector import HistoryCollector
 from .layers import LAYERS
+from .marathon.layer import MarathonLayer
 from .recording.naming import trace_path_for
 from .recording.recorder import Recorder
 from .recording.replay.layer import ReplayHookspecs, ReplayLayer
@@ -64,6 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(ReplayLayer(settings), "agentevals-replay")
     config.pluginmanager.register(guards_plugin, "agentevals-guards")
     config.pluginmanager.register(StepLayer(settings), "agentevals-step")
+    config.pluginmanager.register(MarathonLayer(settings), "agentevals-marathon")
     config.pluginmanager.register(HistoryCollector.from_config(config, settings), "agentevals-history")
 
 
