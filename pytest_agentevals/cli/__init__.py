@@ -9,10 +9,10 @@ from typing import Any
 
 from .. import __version__
 from ..errors import AgentEvalsError
-from . import flaky, goldens, promote, record, replay, scan, show
+from . import flaky, goldens, promote, record, replay, report, scan, show
 
 # Each module has `register(subparsers)`, which adds its parser and sets `func` (args -> exit code).
-SUBCOMMANDS: tuple[Any, ...] = (record, show, flaky, goldens, replay, promote, scan)
+SUBCOMMANDS: tuple[Any, ...] = (record, show, report, flaky, goldens, replay, promote, scan)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,6 +8,11 @@ from pathlib import Path
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
+# The user property a test that recorded a trace carries (name, path): it travels with the test's
+# reports from an xdist worker to the controller, and into JUnit XML, so the session's report (and
+# anyone reading the XML) finds the runs the tests recorded.
+TRACE_PROPERTY = "agentevals_trace"
+
 
 def trace_path_for(nodeid: str, directory: Path) -> Path:
     """`tests/test_x.py::test_y[a/b]` -> `DIR/tests-test_x.py--test_y-a-b-1a2b3c4d.trace.jsonl`.
