@@ -42,7 +42,9 @@ class Report:
         fragments = render_page(
             self.runs, title=self.title, verdicts=self.verdicts, context_windows=self.context_windows
         )
-        secrets.check((secrets.Placed(f.place, f.text, f.data) for f in fragments), "the HTML report")
+        secrets.check(
+            (secrets.Placed(f.place, f.text, f.data, f.packed) for f in fragments), "the HTML report"
+        )
         return "".join(fragment.text for fragment in fragments)
 
     def markdown(self) -> str:

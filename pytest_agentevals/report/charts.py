@@ -6,9 +6,10 @@
 
 All three share the x scale and margins, so a step is at the same pixel on each, and each carries
 every marker (checkpoints, compactions, the watchdog, loops, restarts, crashes, retried 429/529s,
-guards, budget stops, divergences) with a tooltip: an SVG `<title>`, and `data-tip` for the page's
-script. Markers of one kind closer than `MARKER_PX` pixels share one glyph (its tooltip lists them
-and `data-count` says how many), so a run with ten thousand checkpoints draws a few hundred glyphs.
+guards, budget stops, divergences) with a tooltip: an SVG `<title>`, which the page's script also
+shows at once (other elements carry theirs in `data-tip`). Markers of one kind closer than
+`MARKER_PX` pixels share one glyph (its tooltip lists them and `data-count` says how many), so a run
+with ten thousand checkpoints draws a few hundred glyphs.
 Every text from the trace goes through `html.escape`.
 """
 
@@ -32,7 +33,7 @@ PLOT = WIDTH - LEFT - RIGHT
 TOP = 16  # the marker glyphs' band
 BOTTOM = 34  # the step and time labels
 MARKER_PX = 3
-LABELS_PER_GLYPH = 6
+LABELS_PER_GLYPH = 4
 
 KIND_NAMES = {
     "checkpoint": "checkpoint",
@@ -177,7 +178,7 @@ def markers_svg(markers: Sequence[Marker], x: XScale, height: int) -> str:
         safe_kind = kind if kind in MARKER_KINDS else "other"
         parts.append(
             f'<g class="marker k-{safe_kind}" data-kind="{escape(kind)}" data-step="{first.step}" '
-            f'data-count="{len(group)}" data-tip="{escape(tip)}"><title>{escape(tip)}</title>'
+            f'data-count="{len(group)}"><title>{escape(tip)}</title>'
             f'<line x1="{px}" x2="{px}" y1="{TOP}" y2="{bottom}"/>'
             f'<path d="M{px} {TOP - 1}l-5 -9h10z"/></g>'
         )

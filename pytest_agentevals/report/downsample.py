@@ -138,11 +138,11 @@ def series_json(series: RunSeries, calls: CallBuckets, progress: ProgressBuckets
     return {
         "calls": calls.to_json(),
         "progress": progress.to_json(),
+        # Every marker, without its label (each chart's glyph holds it in its <title>).
         "markers": {
             "kind": [m.kind for m in series.markers],
             "step": [m.step for m in series.markers],
             "t": [round(m.t, 3) for m in series.markers],
-            "label": [m.label for m in series.markers],
         },
         "budget": series.budget,
     }

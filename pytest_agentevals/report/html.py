@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -38,6 +39,14 @@ class Fragment:
     place: str  # where it is on the page, for a person
     text: str
     data: Any = None  # the data a JSON fragment was made from (the secret check walks it)
+    packed: str = ""  # text the fragment holds compressed, which a reader sees unpacked
+
+
+def pack(value: Any) -> str:
+    """JSON, deflated (zlib) and in base64: what the page's script unpacks with
+    `DecompressionStream("deflate")`. For the all-steps text, which repeats itself a lot."""
+    raw = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
+    return base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
 
 
 def _asset(name: str) -> str:
@@ -111,6 +120,7 @@ def render_page(
         "geom": {"left": charts.LEFT, "plot": charts.PLOT, "width": charts.WIDTH},
         "runs": [],
     }
+    unpacked: list[dict[str, Any]] = []  # the runs' data as a reader sees it, for the secret check
     for index, (run, chart) in enumerate(zip(runs, drawn, strict=True)):
         where = f"run {index + 1} ({run.path})"
         frags.append(
@@ -128,9 +138,11 @@ def render_page(
             {
                 "x": chart.x.last,
                 "series": series_json(run.series, chart.calls, chart.progress),
-                "lines": run.transcript.lines,
+                "steps": run.transcript.steps,
+                "lines_z": pack(run.transcript.lines),
             }
         )
+        unpacked.append({**data["runs"][-1], "lines_z": run.transcript.lines})
     frags.append(
         Fragment(
             "the page's footer",
@@ -143,7 +155,8 @@ def render_page(
         Fragment(
             "the data embedded in the page",
             f'<script type="application/json" id="agentevals-data">{json_for_script(data)}</script>',
-            data,
+            {**data, "runs": unpacked},
+            "\n".join("\n".join(run.transcript.lines) for run in runs),
         )
     )
     frags.append(Fragment("the page's script", f"<script>{js}</script></body></html>"))

@@ -28,11 +28,16 @@
     return found;
   }
 
-  // Tooltips: any element with data-tip (markers, budget lines, the compaction mark, sparklines).
+  // Tooltips: a marker's <title>, or any element's data-tip (budget lines, the compaction mark).
+  function tipOf(target) {
+    if (!target.closest) return null;
+    return target.closest(".marker") || target.closest("[data-tip]");
+  }
   document.addEventListener("mouseover", function (ev) {
-    var el = ev.target.closest ? ev.target.closest("[data-tip]") : null;
+    var el = tipOf(ev.target);
     if (!el) return;
-    tip.textContent = el.getAttribute("data-tip");
+    var title = el.querySelector("title");
+    tip.textContent = el.getAttribute("data-tip") || (title ? title.textContent : "");
     tip.hidden = false;
   });
   document.addEventListener("mousemove", function (ev) {
@@ -42,7 +47,7 @@
     tip.style.top = ev.clientY + 16 + "px";
   });
   document.addEventListener("mouseout", function (ev) {
-    var el = ev.target.closest ? ev.target.closest("[data-tip]") : null;
+    var el = tipOf(ev.target);
     if (el && !(ev.relatedTarget && el.contains(ev.relatedTarget))) tip.hidden = true;
   });
 
@@ -60,6 +65,13 @@
     var j = below(p.s, step);
     parts.splice(1, 0, "verified " + (j >= 0 ? (p.p[j] * 100).toFixed(1) : "0") + "%");
     return parts.join(" · ");
+  }
+
+  function unpack(packed) {
+    var raw = atob(packed), bytes = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+    return new Response(stream).text().then(JSON.parse);
   }
 
   Array.prototype.forEach.call(document.querySelectorAll("section.run"), function (section) {
@@ -86,12 +98,17 @@
       chart.addEventListener("mousemove", move);
       chart.addEventListener("mouseleave", leave);
     });
-    // Every step as one line of text, drawn when asked for.
+    // Every step as one line of text, packed (deflate, base64) and unpacked when asked for.
     var all = section.querySelector("details.all-steps");
     if (all) {
       all.addEventListener("toggle", function () {
         var pre = all.querySelector("pre");
-        if (all.open && !pre.textContent) pre.textContent = run.lines.join("\n");
+        if (!all.open || pre.textContent) return;
+        unpack(run.lines_z).then(function (lines) {
+          pre.textContent = lines.join("\n");
+        }, function () {
+          pre.textContent = "This browser cannot unpack the list of steps (it lacks DecompressionStream); the trace holds every step.";
+        });
       });
     }
     // A marker opens its step's record in the transcript, or the all-steps text when it has none.

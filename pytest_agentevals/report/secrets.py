@@ -26,6 +26,7 @@ class Placed:
     place: str
     text: str
     data: Any = None  # the data a text was serialized from, walked to name the place more closely
+    packed: str = ""  # what the text holds compressed: checked as the reader will see it
 
 
 class Detector:
@@ -61,7 +62,9 @@ def check(parts: Iterable[Placed], what: str) -> None:
     """Raise `ReportError` naming the first place where a part holds something secret-shaped."""
     detector = Detector()
     for part in parts:
-        hit = detector.find(part.text)
+        hit, text = detector.find(part.text), part.text
+        if hit is None and part.packed:
+            hit, text = detector.find(part.packed), part.packed
         if hit is None:
             continue
         place = part.place
@@ -71,7 +74,7 @@ def check(parts: Iterable[Placed], what: str) -> None:
                 place += f", at {inner}"
         start, end, kind = hit
         raise ReportError(
-            f"refused to write {what}: {place} would hold {kind} ({mask(part.text[start:end])}). "
+            f"refused to write {what}: {place} would hold {kind} ({mask(text[start:end])}). "
             "Traces are scrubbed when they are recorded, so this trace was recorded without the "
             "scrubber or edited since: find the string with `agentevals scan TRACE`, remove it from the "
             "trace, and build the report again"
