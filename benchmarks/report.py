@@ -69,7 +69,12 @@ def make_trace(folder: Path, events: list[Event], steps: int) -> Path:
                 now = event["step"] + step
                 if event["type"] == "model_call" and now > steps:
                     break
-                copied: dict[str, Any] = {**event, "seq": event["seq"] + seq, "t": event["t"] + t, "step": now}
+                copied: dict[str, Any] = {
+                    **event,
+                    "seq": event["seq"] + seq,
+                    "t": event["t"] + t,
+                    "step": now,
+                }
                 if event["type"] == "model_call":
                     copied["request"] = dict(event["request"])  # the writer stores it as a delta again
                     for extra in _incidents(now, copied):
@@ -101,7 +106,13 @@ def _incidents(step: int, call: Event) -> list[Event]:
         out.append({**base, "type": "watchdog", "action": "continue", "reason": "granted 40 more calls"})
     if step % GUARD_EVERY == 0:
         out.append(
-            {**base, "type": "guard", "guard": "budget", "action": "warn", "reason": "a call ten times the median"}
+            {
+                **base,
+                "type": "guard",
+                "guard": "budget",
+                "action": "warn",
+                "reason": "a call ten times the median",
+            }
         )
     return out
 
@@ -113,7 +124,9 @@ def timed(work: Any) -> float:
 
 
 def emit(case: str, metric: str, value: float) -> None:
-    print(json.dumps({"bench": "report", "case": case, "metric": metric, "value": round(value, 4)}), flush=True)
+    print(
+        json.dumps({"bench": "report", "case": case, "metric": metric, "value": round(value, 4)}), flush=True
+    )
 
 
 def open_times(page_path: Path, folder: Path, repeats: int) -> tuple[float, float] | None:
@@ -128,9 +141,13 @@ def open_times(page_path: Path, folder: Path, repeats: int) -> tuple[float, floa
     blank = folder / "blank.html"
     blank.write_text("<!doctype html><title>blank</title><p>blank</p>")
     args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
-    measure = "() => { const n = performance.getEntriesByType('navigation')[0]; return n.loadEventEnd / 1000; }"
+    measure = (
+        "() => { const n = performance.getEntriesByType('navigation')[0]; return n.loadEventEnd / 1000; }"
+    )
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=[*args, "--disable-sync", "--no-first-run"])
+        browser = playwright.chromium.launch(
+            executable_path=chromium, args=[*args, "--disable-sync", "--no-first-run"]
+        )
         result: dict[Path, list[float]] = {page_path: [], blank: []}
         for _ in range(repeats):
             for path in (page_path, blank):

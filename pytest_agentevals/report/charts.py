@@ -30,7 +30,9 @@ WIDTH = 960
 LEFT = 72
 RIGHT = 72
 PLOT = WIDTH - LEFT - RIGHT
-TOP = 16  # the marker glyphs' band
+MARKER_ROWS = 3  # glyphs near each other stack in up to three rows above the plot
+GLYPH = 10  # a glyph's width and row height, in pixels
+TOP = 4 + MARKER_ROWS * GLYPH  # the marker glyphs' band
 BOTTOM = 34  # the step and time labels
 MARKER_PX = 3
 LABELS_PER_GLYPH = 4
@@ -164,26 +166,36 @@ def _calls_line(x: XScale, budgets: Budgets, height: int) -> str:
 
 
 def markers_svg(markers: Sequence[Marker], x: XScale, height: int) -> str:
-    """Every marker, one glyph per kind and `MARKER_PX` pixels, with its tooltip."""
+    """Every marker, one glyph per kind and `MARKER_PX` pixels, with its tooltip. Glyphs that would
+    overlap stack in rows above the plot, the rarest kinds placed first, nearest the plot."""
     groups: dict[tuple[str, int], list[Marker]] = {}
     for marker in markers:
         groups.setdefault((marker.kind, int(x(marker.step) // MARKER_PX)), []).append(marker)
     order = {kind: i for i, kind in enumerate(_DRAW_ORDER)}
-    parts = ['<g class="markers">']
-    bottom = height - BOTTOM
-    for (kind, _), group in sorted(groups.items(), key=lambda item: (order.get(item[0][0], -1), item[0][1])):
-        first = group[0]
-        px = _f(x(first.step))
-        tip = marker_tip(group)
-        safe_kind = kind if kind in MARKER_KINDS else "other"
-        parts.append(
-            f'<g class="marker k-{safe_kind}" data-kind="{escape(kind)}" data-step="{first.step}" '
-            f'data-count="{len(group)}"><title>{escape(tip)}</title>'
-            f'<line x1="{px}" x2="{px}" y1="{TOP}" y2="{bottom}"/>'
-            f'<path d="M{px} {TOP - 1}l-5 -9h10z"/></g>'
+    by_priority = sorted(groups.items(), key=lambda item: (-order.get(item[0][0], -1), item[0][1]))
+    placed: list[list[float]] = [[] for _ in range(MARKER_ROWS)]  # the glyphs' x in each row
+    drawn: list[tuple[int, int, str]] = []
+    for position, ((kind, _), group) in enumerate(by_priority):
+        px = x(group[0].step)
+        row = next(
+            (r for r in range(MARKER_ROWS) if all(abs(px - other) >= GLYPH for other in placed[r])),
+            MARKER_ROWS - 1,
         )
-    parts.append("</g>")
+        placed[row].append(px)
+        drawn.append((-position, row, _glyph(kind, group, px, row, height)))
+    parts = ['<g class="markers">', *(svg for _, _, svg in sorted(drawn)), "</g>"]  # the rarest drawn last
     return "".join(parts)
+
+
+def _glyph(kind: str, group: Sequence[Marker], px: float, row: int, height: int) -> str:
+    x, tip = _f(px), marker_tip(group)
+    safe_kind = kind if kind in MARKER_KINDS else "other"
+    return (
+        f'<g class="marker k-{safe_kind}" data-kind="{escape(kind)}" data-step="{group[0].step}" '
+        f'data-count="{len(group)}"><title>{escape(tip)}</title>'
+        f'<line x1="{x}" x2="{x}" y1="{TOP - row * GLYPH}" y2="{height - BOTTOM}"/>'
+        f'<path d="M{x} {TOP - 1 - row * GLYPH}l-5 -9h10z"/></g>'
+    )
 
 
 def marker_tip(group: Sequence[Marker]) -> str:
@@ -344,7 +356,7 @@ def spend_chart(
     yc = _linear(0.0, cmax, h)
     parts = [_open("spend", h, "token spend per call by kind, cumulative cost")]
     parts.append(_y_axis(_steps_of(ymax), y, numbers.tokens))
-    parts.append(_y_axis(_steps_of(cmax), yc, numbers.usd_tick, right=True, cls="cost"))
+    parts.append(_y_axis(_steps_of(cmax), yc, numbers.usd_tick, right=True, cls="usd"))
     # Stacked bars, one path per kind: a bar per bucket, as wide as its steps.
     base = [0.0] * len(calls)
     for name, _ in TOKEN_KINDS:
@@ -402,7 +414,7 @@ def _hline(key: str, py: float, tip: str) -> str:
 
 # -- the overview's small multiples -------------------------------------------------------------------
 
-SPARK_W, SPARK_H, SPARK_POINTS = 150, 34, 75
+SPARK_W, SPARK_H, SPARK_POINTS = 110, 30, 55
 
 
 def sparkline(kind: str, points: Sequence[tuple[float, float]], last: float, top: float, tip: str) -> str:
@@ -454,7 +466,9 @@ def _nice(value: float) -> float:
 
 
 def _steps_of(top: float) -> list[float]:
-    return [top * i / 4 for i in range(5)]
+    """Ticks from 0 to `top` at a round interval, three to six of them."""
+    step = _nice(top / 5)
+    return [step * i for i in range(int(top / step + 1e-9) + 1)]
 
 
 def _ticks(last: int, count: int) -> list[int]:
@@ -465,8 +479,9 @@ def _ticks(last: int, count: int) -> list[int]:
 def _time_at(calls: CallBuckets, step: int) -> str:
     if not len(calls):
         return ""
-    i = max(0, bisect.bisect_right(calls.step_lo, step) - 1)
-    return numbers.duration(calls.t[i]) if step >= calls.step_lo[0] else ""
+    if not calls.step_lo[0] <= step <= calls.step_hi[-1]:
+        return ""
+    return numbers.duration(calls.t[max(0, bisect.bisect_right(calls.step_lo, step) - 1)])
 
 
 def _f(value: float) -> str:

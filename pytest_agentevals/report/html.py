@@ -337,7 +337,7 @@ def overview(runs: Sequence[RunView], drawn: Sequence[_Drawn]) -> str:
         top_context = max((v for _, v in context), default=0.0)
         incidents = len(run.series.markers)
         cells = [
-            f'<td><a href="#run-{index + 1}">{escape(m.agent or "run")} #{index + 1}</a>'
+            f'<td class="name"><a href="#run-{index + 1}">{escape(_short(m.agent or "run"))} #{index + 1}</a>'
             f"<br><small>{escape(run.path.name)}</small></td>",
             f"<td>{header.status_badge(run.status, m.crashed)}</td>",
             "<td>"
@@ -396,6 +396,10 @@ def overview(runs: Sequence[RunView], drawn: Sequence[_Drawn]) -> str:
         f'<section id="overview"><h2>Overview</h2><table class="overview"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>{_metrics_matrix(runs)}</section>"
     )
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _metrics_matrix(runs: Sequence[RunView]) -> str:
