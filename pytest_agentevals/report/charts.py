@@ -49,6 +49,8 @@ KIND_NAMES = {
     "budget_stop": "budget stop",
     "divergence": "replay divergence",
 }
+# Kinds a run may have hundreds of: their glyphs may overlap one another.
+COMMON_KINDS = frozenset({"checkpoint", "retry"})
 # Drawn last on top: the rare, important kinds after the common ones.
 _DRAW_ORDER = (
     "retry",
@@ -173,7 +175,7 @@ def markers_svg(markers: Sequence[Marker], x: XScale, height: int) -> str:
         groups.setdefault((marker.kind, int(x(marker.step) // MARKER_PX)), []).append(marker)
     order = {kind: i for i, kind in enumerate(_DRAW_ORDER)}
     by_priority = sorted(groups.items(), key=lambda item: (-order.get(item[0][0], -1), item[0][1]))
-    placed: list[list[float]] = [[] for _ in range(MARKER_ROWS)]  # the glyphs' x in each row
+    placed: list[list[float]] = [[] for _ in range(MARKER_ROWS)]  # the rarer glyphs' x in each row
     drawn: list[tuple[int, int, str]] = []
     for position, ((kind, _), group) in enumerate(by_priority):
         px = x(group[0].step)
@@ -181,7 +183,8 @@ def markers_svg(markers: Sequence[Marker], x: XScale, height: int) -> str:
             (r for r in range(MARKER_ROWS) if all(abs(px - other) >= GLYPH for other in placed[r])),
             MARKER_ROWS - 1,
         )
-        placed[row].append(px)
+        if kind not in COMMON_KINDS:  # the common ones may overlap one another, never hide a rare one
+            placed[row].append(px)
         drawn.append((-position, row, _glyph(kind, group, px, row, height)))
     parts = ['<g class="markers">', *(svg for _, _, svg in sorted(drawn)), "</g>"]  # the rarest drawn last
     return "".join(parts)
