@@ -92,10 +92,12 @@ def test_the_page_holds_the_header_every_metric_three_charts_and_every_marker(tm
 def test_the_page_makes_no_request_of_its_own(tmp_path: Path) -> None:
     html = page_of(write(tmp_path / "run.trace.jsonl", every_marker()))
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
-    assert csp is not None and csp.group(1).startswith("default-src 'none';")
+    assert csp is not None
+    assert csp.group(1).startswith("default-src 'none';")
     assert "'unsafe-inline'" not in csp.group(1)  # the style and the script are allowed by their hashes
     assert not re.search(r"""(src|href|action|xlink:href)\s*=\s*["']?(https?:|//|data:text)""", html)
-    assert "@import" not in html and "url(" not in html
+    assert "@import" not in html
+    assert "url(" not in html
 
 
 def test_several_traces_get_an_overview_first(tmp_path: Path) -> None:
@@ -146,7 +148,8 @@ def test_text_from_the_trace_is_escaped_everywhere(tmp_path: Path) -> None:
     assert "&lt;/script&gt;&lt;script&gt;window.__xss" in html  # shown, as text
     # The data block parses back to the trace's own text.
     data = json.dumps(data_of(html), ensure_ascii=False)
-    assert "\u2028" not in DATA_BLOCK.findall(html)[0] and "<" not in DATA_BLOCK.findall(html)[0]
+    assert "\u2028" not in DATA_BLOCK.findall(html)[0]
+    assert "<" not in DATA_BLOCK.findall(html)[0]
     assert "run" in data
 
 
@@ -173,9 +176,11 @@ def test_a_torn_trace_is_shown_and_says_so(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     html = (tmp_path / "out.html").read_text()
     problems = html[html.index('id="problems"') : html.index('id="run-1"')]
-    assert "the last line is incomplete" in problems and "no run_end" in problems
+    assert "the last line is incomplete" in problems
+    assert "no run_end" in problems
     assert 'data-field="steps">3<' in html
-    assert "warning" in result.stderr and "Traceback" not in result.stderr
+    assert "warning" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_a_trace_damaged_in_the_middle_shows_what_came_before_and_exits_1(tmp_path: Path) -> None:
@@ -186,7 +191,8 @@ def test_a_trace_damaged_in_the_middle_shows_what_came_before_and_exits_1(tmp_pa
     result = run_agentevals("report", path, "-o", tmp_path / "out.html", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     html = (tmp_path / "out.html").read_text()
-    assert "line 4 is damaged" in html and 'class="problems bad"' in html
+    assert "line 4 is damaged" in html
+    assert 'class="problems bad"' in html
     assert 'data-field="steps">2<' in html  # the two calls before the damaged line
 
 
@@ -198,7 +204,8 @@ def test_a_newer_version_trace_is_shown_as_far_as_it_can_be(tmp_path: Path) -> N
     report = build_report([path])
     assert "written by trace format version 2" in report.problems[0]
     assert "1 event(s) of kinds it does not know" in report.problems[0]
-    assert report.runs[0].metrics.steps == 2 and report.runs[0].metrics.verified_pass
+    assert report.runs[0].metrics.steps == 2
+    assert report.runs[0].metrics.verified_pass
 
 
 @pytest.mark.parametrize(
@@ -219,7 +226,9 @@ def test_a_file_that_is_not_a_trace_is_one_clear_error(tmp_path: Path, content: 
         build_report([path])
     result = run_agentevals("report", path, "-o", tmp_path / "out.html", cwd=tmp_path)
     assert result.returncode == 2
-    assert result.stderr.count("\n") == 1 and str(path) in result.stderr and "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert str(path) in result.stderr
+    assert "Traceback" not in result.stderr
     assert not (tmp_path / "out.html").exists()
 
 
@@ -239,17 +248,21 @@ def test_a_report_that_would_hold_a_key_is_refused_naming_the_place(tmp_path: Pa
     out = tmp_path / "out.html"
     result = run_agentevals("report", path, "-o", out, cwd=tmp_path)
     assert result.returncode == 2
-    assert "step 1 of its transcript" in result.stderr and str(path) in result.stderr
-    assert key not in result.stderr and key[:6] in result.stderr  # masked
-    assert not out.exists() and not list(tmp_path.glob(".out.html*"))
+    assert "step 1 of its transcript" in result.stderr
+    assert str(path) in result.stderr
+    assert key not in result.stderr
+    assert key[:6] in result.stderr
+    assert not out.exists()
+    assert not list(tmp_path.glob(".out.html*"))
     # The summary holds no transcript, so it is written; one naming the agent by the key is not.
     markdown = run_agentevals("report", "--format", "markdown", path, cwd=tmp_path)
-    assert markdown.returncode == 0 and key not in markdown.stdout
+    assert markdown.returncode == 0
+    assert key not in markdown.stdout
     events[0]["agent"] = key
     markdown = run_agentevals("report", "--format", "markdown", write(path, events), cwd=tmp_path)
-    assert (
-        markdown.returncode == 2 and "the Markdown summary" in markdown.stderr and key not in markdown.stdout
-    )
+    assert markdown.returncode == 2
+    assert "the Markdown summary" in markdown.stderr
+    assert key not in markdown.stdout
 
 
 def test_a_key_in_the_packed_step_list_is_found_and_placed(tmp_path: Path) -> None:
@@ -302,7 +315,8 @@ def test_a_long_run_keeps_its_transcript_and_markers_bounded(tmp_path: Path) -> 
     events = run.end("error", error={"type": "RuntimeError", "message": "boom"})
     report = build_report([write(tmp_path / "long.trace.jsonl", events)])
     transcript = report.runs[0].transcript
-    assert transcript.steps == 3_000 and len(transcript.lines) == 3_000
+    assert transcript.steps == 3_000
+    assert len(transcript.lines) == 3_000
     assert transcript.sampled
     assert len(transcript.records) <= sum(TIER_CAPS) + LAST_STEPS + 3
     kept = {record.step for record in transcript.records}
@@ -329,10 +343,12 @@ def test_long_texts_are_cut_with_their_size_shown_and_the_rest_one_click_away(tm
         tmp_path / "big.trace.jsonl", Run().call().tool("read_file", output=output, path="big").end()
     )
     html = page_of(path)
-    assert output[:PREVIEW_CHARS] in html and output[PREVIEW_CHARS:FULL_CHARS] in html
+    assert output[:PREVIEW_CHARS] in html
+    assert output[PREVIEW_CHARS:FULL_CHARS] in html
     assert output[FULL_CHARS : FULL_CHARS + 200] not in html
     assert f"cut at {FULL_CHARS:,} of {len(output):,} characters" in html
-    assert "the rest: " in html and "KB in all" in html
+    assert "the rest: " in html
+    assert "KB in all" in html
 
 
 # -- markdown -----------------------------------------------------------------------------------------
@@ -345,8 +361,10 @@ def test_the_markdown_summary_has_the_headline_numbers_escaped(tmp_path: Path) -
     result = run_agentevals("report", "--format", "markdown", path, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "**1 run(s)** · **1 verified pass(es)**" in out and "$0.5000" in out
-    assert "a\\|b &lt;script&gt;" in out and "<script>" not in out
+    assert "**1 run(s)** · **1 verified pass(es)**" in out
+    assert "$0.5000" in out
+    assert "a\\|b &lt;script&gt;" in out
+    assert "<script>" not in out
     row = next(line for line in out.splitlines() if line.startswith("| 1."))
     assert row.count(" | ") == 8  # nine cells: nothing in the name broke the row
 
@@ -391,7 +409,9 @@ def test_pytest_writes_the_report_of_the_session_recorded_runs(
     result.stdout.fnmatch_lines(["agentevals report: wrote *out/report.html (2 runs, *)"])
     html = (pytester.path / "out" / "report.html").read_text()
     assert html.count('<section class="run"') == 2
-    assert "test_one" in html and "test_two" in html and "<script>alert(1)" not in html
+    assert "test_one" in html
+    assert "test_two" in html
+    assert "<script>alert(1)" not in html
     assert not list((pytester.path / "out").glob(".*tmp"))
 
 
@@ -405,7 +425,8 @@ def test_pytest_says_when_the_report_cannot_be_written(pytester: pytest.Pytester
             ae.note("ok")
             # Written past the scrubber, as an edited trace would be.
             with open(agentevals_recorder.path, "a") as handle:
-                handle.write(json.dumps({{"type": "note", "seq": 50, "t": 1.0, "step": 0, "message": {key!r}}}) + "\\n")
+                event = {{"type": "note", "seq": 50, "t": 1.0, "step": 0, "message": {key!r}}}
+                handle.write(json.dumps(event) + "\\n")
         """
     )
     result = pytester.runpytest(

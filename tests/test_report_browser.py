@@ -99,7 +99,8 @@ def example_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path
     trace, page = folder / "taskrunner.trace.jsonl", folder / "report.html"
     recorded = run_agentevals(
         "record", "-o", trace, "--agent", "taskrunner", "--seed", "1",
-        "-m", "examples.taskrunner", "--tasks", "24", "--seed", "1", "--stream", "--sim", "--compact-at", "1500",
+        "-m", "examples.taskrunner", "--tasks", "24", "--seed", "1", "--stream", "--sim",
+        "--compact-at", "1500",
         cwd=REPO,
     )  # fmt: skip
     assert recorded.returncode == 0, recorded.stderr
@@ -134,10 +135,12 @@ def test_the_example_runs_report_loads_clean_and_draws_the_run(
     page.locator("details.all-steps > summary").click()
     page.wait_for_function("document.querySelector('details.all-steps pre').textContent.length > 0")
     lines = page.locator("details.all-steps pre").text_content().splitlines()
-    assert len(lines) == metrics.steps and lines[0].startswith("step     1")
+    assert len(lines) == metrics.steps
+    assert lines[0].startswith("step     1")
     marker = page.locator('svg[data-chart="progress"] g.marker[data-kind="compaction"]').first
     marker.hover()
-    assert page.locator("#tip").is_visible() and "compaction" in page.locator("#tip").text_content()
+    assert page.locator("#tip").is_visible()
+    assert "compaction" in page.locator("#tip").text_content()
     marker.click(force=True)
     step = marker.get_attribute("data-step")
     assert page.locator(f'details.step[data-step="{step}"]').first.get_attribute("open") is not None
@@ -193,6 +196,7 @@ def test_a_damaged_trace_says_so_at_the_top(open_page: Any, tmp_path: Path) -> N
     opened = open_page(path)
     problems = opened.page.locator("#problems")
     assert problems.is_visible()
-    assert "no run_end" in problems.text_content() and "incomplete" in problems.text_content()
+    assert "no run_end" in problems.text_content()
+    assert "incomplete" in problems.text_content()
     assert problems.bounding_box()["y"] < opened.page.locator("svg.chart").first.bounding_box()["y"]
     opened.assert_clean()
