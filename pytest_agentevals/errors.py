@@ -135,3 +135,8 @@ class GuardError(AgentEvalsError):
 class LedgerError(AgentEvalsError):
     """The daily cost ledger cannot be used: corrupt, locked too long, or unwritable. Names the file;
     spending is never silently reset to zero."""
+
+
+class ReportError(AgentEvalsError):
+    """A run report that cannot be written: no trace to build it from, or an output that would hold a
+    secret (the report names the place and is not written)."""

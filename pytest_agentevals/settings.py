@@ -90,6 +90,12 @@ def _bool(key: str, raw: Any) -> bool:
     raise ConfigError(key, f"{raw!r} is not a boolean", "use true or false")
 
 
+def _optional_path(key: str, raw: Any) -> str | None:
+    if raw is None:
+        return None
+    return _path(key, raw)
+
+
 def _optional_str(key: str, raw: Any) -> str | None:
     if raw is None:
         return None
@@ -343,6 +349,12 @@ OPTIONS: tuple[Option, ...] = (
         ".agentevals/ledger.json",
         "the daily cost ledger shared by every run that uses it (max_daily_cost_usd)",
     ),
+    Option(
+        "report",
+        _optional_path,
+        None,
+        "write the HTML run report of the traces this session recorded to this file when it ends",
+    ),
 )
 
 BY_KEY: dict[str, Option] = {option.key: option for option in OPTIONS}
@@ -400,6 +412,7 @@ class Settings:
     run_id: str | None
     budget: Budget = field(default_factory=Budget)
     ledger: Path = Path(".agentevals/ledger.json")
+    report: Path | None = None
     sources: dict[str, Source] = field(default_factory=dict, compare=False)
 
     @classmethod
@@ -470,6 +483,7 @@ class Settings:
             run_id=values["run_id"],
             budget=values["budget"],
             ledger=absolute(values["ledger"]),
+            report=None if values["report"] is None else absolute(values["report"]),
             sources=sources,
         )
 
