@@ -2,7 +2,7 @@
 
 Each stage is the command a user would type, printed before it runs:
 1. record a 300-step streamed run of the example agent against the simulated model,
-2. summarize its trace,
+2. summarize its trace, and draw it: the run report (one self-contained HTML page),
 3. the step layer: the example's golden decisions, replayed offline (the every-commit gate),
 4. the replay layer: the example's recorded runs, an incident among them, re-executed offline with
    the network blocked (the every-merge gate), then scanned for secrets.
@@ -18,6 +18,7 @@ from pathlib import Path
 
 OUT = Path(".agentevals/example")
 TRACE = OUT / "taskrunner.trace.jsonl"
+REPORT = OUT / "report.html"
 
 
 def stages() -> list[list[str]]:
@@ -42,6 +43,7 @@ def stages() -> list[list[str]]:
             "--sim",
         ],
         [*agentevals, "show", str(TRACE)],
+        [*agentevals, "report", str(TRACE), "-o", str(REPORT)],
         [sys.executable, "-m", "pytest", "goldens", "-m", "step", "-q"],
         [sys.executable, "-m", "pytest", "cassettes", "-m", "replay", "-q"],
         [*agentevals, "scan", "cassettes", "goldens"],
@@ -50,7 +52,8 @@ def stages() -> list[list[str]]:
 
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
-    TRACE.unlink(missing_ok=True)  # this job's own output from an earlier run
+    for earlier in (TRACE, REPORT):
+        earlier.unlink(missing_ok=True)  # this job's own output from an earlier run
     for command in stages():
         shown = [{"pytest_agentevals": "agentevals"}.get(part, part) for part in command[2:]]
         print(f"\n$ {shlex.join(shown)}", flush=True)
@@ -59,6 +62,7 @@ def main() -> int:
             print(f"examples: the stage above failed with exit code {code}", file=sys.stderr)
             return code
     print(f"\nexamples: the pyramid ran offline; the recorded run is {TRACE}")
+    print(f"examples: its report: {REPORT.resolve()} (open it in a browser)")
     return 0
 
 

@@ -137,6 +137,12 @@ class LedgerError(AgentEvalsError):
     spending is never silently reset to zero."""
 
 
+<<<<<<< HEAD
 class MarathonError(AgentEvalsError):
     """A marathon's results cannot be used: a malformed results file (named with its line), two
     results of one seed and commit that disagree, a comparison with nothing to pair."""
+=======
+class ReportError(AgentEvalsError):
+    """A run report that cannot be written: no trace to build it from, or an output that would hold a
+    secret (the report names the place and is not written)."""
+>>>>>>> main

@@ -13,11 +13,12 @@ from .golden.layer import StepLayer
 from .history.collector import HistoryCollector
 from .layers import LAYERS
 from .marathon.layer import MarathonLayer
-from .recording.naming import trace_path_for
+from .recording.naming import TRACE_PROPERTY, trace_path_for
 from .recording.recorder import Recorder
 from .recording.replay.layer import ReplayHookspecs, ReplayLayer
 from .report.failure import OurFailure
 from .report.pyramid import PyramidSummary
+from .report.session import SessionReport
 from .settings import OPTIONS, Settings, find_pyproject, read_pyproject
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
@@ -67,6 +68,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(StepLayer(settings), "agentevals-step")
     config.pluginmanager.register(MarathonLayer(settings), "agentevals-marathon")
     config.pluginmanager.register(HistoryCollector.from_config(config, settings), "agentevals-history")
+    if settings.report is not None:
+        config.pluginmanager.register(SessionReport(config, settings.report), "agentevals-report")
 
 
 def settings_of(config: pytest.Config) -> Settings:
@@ -85,6 +88,7 @@ def agentevals_recorder(request: pytest.FixtureRequest) -> Iterator[Recorder]:
     settings = settings_of(request.config)
     path = trace_path_for(request.node.nodeid, settings.trace_dir)
     path.unlink(missing_ok=True)
+    request.node.user_properties.append((TRACE_PROPERTY, str(path)))
     recorder = Recorder(
         path,
         agent=request.node.name,

@@ -91,6 +91,12 @@ def _bool(key: str, raw: Any) -> bool:
     raise ConfigError(key, f"{raw!r} is not a boolean", "use true or false")
 
 
+def _optional_path(key: str, raw: Any) -> str | None:
+    if raw is None:
+        return None
+    return _path(key, raw)
+
+
 def _optional_str(key: str, raw: Any) -> str | None:
     if raw is None:
         return None
@@ -370,6 +376,12 @@ OPTIONS: tuple[Option, ...] = (
         "same command continues with the seeds still missing)",
         flag=True,
     ),
+    Option(
+        "report",
+        _optional_path,
+        None,
+        "write the HTML run report of the traces this session recorded to this file when it ends",
+    ),
 )
 
 BY_KEY: dict[str, Option] = {option.key: option for option in OPTIONS}
@@ -430,6 +442,7 @@ class Settings:
     marathon_dir: Path = Path(".agentevals/marathons")
     seeds: SeedSelection | None = None
     rerun_seeds: bool = False
+    report: Path | None = None
     sources: dict[str, Source] = field(default_factory=dict, compare=False)
 
     @classmethod
@@ -503,6 +516,7 @@ class Settings:
             marathon_dir=absolute(values["marathon_dir"]),
             seeds=values["seeds"],
             rerun_seeds=values["rerun_seeds"],
+            report=None if values["report"] is None else absolute(values["report"]),
             sources=sources,
         )
 

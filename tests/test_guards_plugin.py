@@ -302,8 +302,8 @@ def test_agentevals_record_takes_budgets(tmp_path: Path, sim_url: str) -> None:
         "[tool.agentevals.budget]\nmax_calls = 100\nmax_tokens = 100000\n"
     )
     done = run_agentevals(
-        "record", "-o", "run.trace.jsonl", "--budget", "max_calls=2", "--budget", "max_cost_usd=1",
-        "agent.py", cwd=tmp_path, env={"SIM_URL": sim_url},
+        "record", "-o", "run.trace.jsonl", "--budget", "max_calls=2,stall_calls=10", "--budget",
+        "max_cost_usd=1", "agent.py", cwd=tmp_path, env={"SIM_URL": sim_url},
     )  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert "agentevals record: the budget guard stopped the run as budget_exhausted" in done.stderr

@@ -286,7 +286,10 @@ class Attempt:
         tokens_after = _estimate_tokens(prompts.SYSTEM, prompts.TOOLS, fresh)
         self.totals.compactions += 1
         pytest_agentevals.compaction(
-            tokens_before=tokens_before, tokens_after=tokens_after, summary=state.summary
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+            summary=state.summary,
+            high_water=self.config.compact_at,  # the mark it compacts at, for the run report's chart
         )
         return fresh
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import AgentEvalsError, RunStopped
 from ..recording import program as program_runner
-from ..recording.guards import Budget, guards_for
+from ..recording.guards import guards_for
 from ..recording.recorder import Recorder
 from ..settings import Settings
 from ..trace.summary import summarize
@@ -43,8 +43,8 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a run budget over [tool.agentevals.budget], repeatable: max_calls=200, max_cost_usd=5, "
-        "max_daily_cost_usd=50, stall_calls=20... (docs/guards.md)",
+        help="a run budget over [tool.agentevals.budget], repeatable or comma-separated: max_calls=200, "
+        "max_cost_usd=5, max_daily_cost_usd=50, stall_calls=20... (docs/guards.md)",
     )
     words.add_program_arguments(parser)
     parser.set_defaults(func=main)
@@ -52,8 +52,8 @@ def register(subparsers: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     program = words.program_of(args.program)
-    settings = Settings.for_command_line()
-    budget = settings.budget.merged(Budget.parse("--budget", args.budget)) if args.budget else settings.budget
+    # --budget is the budget setting's command-line form: laid over [tool.agentevals.budget] there.
+    settings = Settings.for_command_line({"budget": args.budget or None})
     if args.output:
         output = Path(args.output)
     else:
@@ -72,7 +72,7 @@ def main(args: argparse.Namespace) -> int:
         task={"argv": program.argv},
         packages=settings.contract_packages,
         prices=settings.prices,
-        guards=guards_for(budget, ledger=settings.ledger),
+        guards=guards_for(settings.budget, ledger=settings.ledger),
     )
     try:
         with recorder:

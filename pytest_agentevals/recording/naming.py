@@ -12,6 +12,11 @@ from pathlib import Path
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
+# The user property a test that recorded a trace carries (name, path): it travels with the test's
+# reports from an xdist worker to the controller, and into JUnit XML, so the session's report (and
+# anyone reading the XML) finds the runs the tests recorded.
+TRACE_PROPERTY = "agentevals_trace"
+
 
 def safe_name(text: str, fallback: str = "test") -> str:
     """`text` with every run of characters other than letters, digits, `_ . -` turned into `-`."""

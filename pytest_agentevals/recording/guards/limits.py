@@ -75,9 +75,11 @@ class Budget:
         """A budget from a pyproject table (a mapping), or `"KEY=VALUE,KEY=VALUE"` / a list of
         `"KEY=VALUE"` strings (the command line). `where` names the source in errors."""
         if isinstance(raw, str):
-            raw = [part for part in raw.split(",") if part.strip()]
-        if isinstance(raw, list | tuple):
-            raw = parse_assignments(where, raw)
+            raw = [raw]
+        if isinstance(raw, list | tuple):  # each item may hold several, comma-separated
+            raw = parse_assignments(
+                where, [part for item in raw for part in str(item).split(",") if part.strip()]
+            )
         if not isinstance(raw, Mapping):
             raise ConfigError(
                 where, f"{raw!r} is not a table", "write a [tool.agentevals.budget] table of KEY = number"

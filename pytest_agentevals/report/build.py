@@ -1,0 +1,123 @@
+"""The run report, from traces to a file: `build_report(paths)`, then `.html()` or `.markdown()`, and
+`write_report`. Used by `agentevals report` and by `pytest --agentevals-report PATH`.
+
+    report = build_report(["run.trace.jsonl"])
+    write_report(report, "report.html")          # refused, naming the place, if it would hold a key
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ReportError
+from . import secrets
+from .html import render_page
+from .markdown import summary_markdown
+from .run import RunView, read_run
+from .verdicts import VerdictRow
+
+TRACE_SUFFIX = ".trace.jsonl"
+FORMATS = ("html", "markdown")
+
+
+@dataclass
+class Report:
+    runs: list[RunView]
+    title: str
+    verdicts: Sequence[VerdictRow] = ()
+    context_windows: Mapping[str, int] | None = None
+    problems: list[str] = field(default_factory=list)  # every run's, "file: problem"
+
+    @property
+    def damaged(self) -> bool:
+        """A trace had a damaged line in the middle: the page shows what came before it."""
+        return any(run.damaged for run in self.runs)
+
+    def html(self) -> str:
+        """The page. Raises `ReportError`, naming the place, if it would hold a secret-shaped string."""
+        fragments = render_page(
+            self.runs, title=self.title, verdicts=self.verdicts, context_windows=self.context_windows
+        )
+        secrets.check(
+            (secrets.Placed(f.place, f.text, f.data, f.packed) for f in fragments), "the HTML report"
+        )
+        return "".join(fragment.text for fragment in fragments)
+
+    def markdown(self) -> str:
+        text = summary_markdown(self.runs, title=self.title, verdicts=self.verdicts)
+        secrets.check([secrets.Placed("the Markdown summary", text)], "the Markdown summary")
+        return text
+
+    def render(self, fmt: str) -> str:
+        if fmt not in FORMATS:
+            raise ValueError(f"format {fmt!r}: use one of {', '.join(FORMATS)}")
+        return self.html() if fmt == "html" else self.markdown()
+
+
+def trace_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The traces named: files as given, folders searched for `*.trace.jsonl` (links not followed)."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found.extend(
+                sorted(p for p in path.rglob(f"*{TRACE_SUFFIX}") if p.is_file() and not p.is_symlink())
+            )
+        else:
+            found.append(path)
+    return list(dict.fromkeys(found))
+
+
+def build_report(
+    paths: Iterable[str | Path],
+    *,
+    title: str | None = None,
+    verdicts: Sequence[VerdictRow] = (),
+    context_windows: Mapping[str, int] | None = None,
+    allow_empty: bool = False,
+) -> Report:
+    """Read each trace (a folder stands for the traces in it) into a report. A file that is not a
+    trace raises `TraceError`; no trace at all raises `ReportError` unless `allow_empty`."""
+    files = trace_files(paths)
+    if not files and not allow_empty:
+        raise ReportError(
+            "no trace to report on: give .trace.jsonl files, or folders holding them "
+            "(`python -m examples` records .agentevals/example/taskrunner.trace.jsonl)"
+        )
+    runs = [read_run(path, context_windows=context_windows) for path in files]
+    return Report(
+        runs=runs,
+        title=title or default_title(runs),
+        verdicts=verdicts,
+        context_windows=context_windows,
+        problems=[f"{run.path}: {problem}" for run in runs for problem in run.problems],
+    )
+
+
+def default_title(runs: Sequence[RunView]) -> str:
+    if len(runs) == 1:
+        run = runs[0]
+        return f"{run.metrics.agent or 'run'}: {run.status} — agentevals run report"
+    return f"{len(runs)} runs — agentevals run report"
+
+
+def write_report(report: Report, path: str | Path, fmt: str = "html") -> int:
+    """Write the report atomically (a temporary file beside it, then a rename), so a reader never
+    sees half a page; returns its size in bytes. Nothing is written if the report is refused."""
+    data = report.render(fmt).encode("utf-8", "replace")  # a lone surrogate from a trace becomes "?"
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(temp, 0o644)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return len(data)

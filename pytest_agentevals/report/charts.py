@@ -1,0 +1,502 @@
+"""The three charts of a run, as inline SVG over one step axis, and the overview's small multiples.
+
+1. verified progress (its level, the checks that passed and failed, the verified pass);
+2. context pressure: each call's context against the model's window, with the compaction mark;
+3. token spend per call by kind (stacked), the largest call, the cumulative cost and the budgets.
+
+All three share the x scale and margins, so a step is at the same pixel on each, and each carries
+every marker (checkpoints, compactions, the watchdog, loops, restarts, crashes, retried 429/529s,
+guards, budget stops, divergences) with a tooltip: an SVG `<title>`, which the page's script also
+shows at once (other elements carry theirs in `data-tip`). Markers of one kind closer than
+`MARKER_PX` pixels share one glyph (its tooltip lists them and `data-count` says how many), so a run
+with ten thousand checkpoints draws a few hundred glyphs.
+Every text from the trace goes through `html.escape`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from ..metrics import MARKER_KINDS, Marker
+from . import numbers
+from .downsample import CallBuckets, ProgressBuckets
+
+WIDTH = 960
+LEFT = 72
+RIGHT = 72
+PLOT = WIDTH - LEFT - RIGHT
+MARKER_ROWS = 3  # glyphs near each other stack in up to three rows above the plot
+GLYPH = 10  # a glyph's width and row height, in pixels
+TOP = 4 + MARKER_ROWS * GLYPH  # the marker glyphs' band
+BOTTOM = 34  # the step and time labels
+MARKER_PX = 3
+LABELS_PER_GLYPH = 4
+
+KIND_NAMES = {
+    "checkpoint": "checkpoint",
+    "compaction": "compaction",
+    "watchdog": "watchdog",
+    "loop": "loop",
+    "restart": "restart",
+    "crash": "crash",
+    "retry": "retried 429/529",
+    "guard": "guard",
+    "budget_stop": "budget stop",
+    "divergence": "replay divergence",
+}
+# Kinds a run may have hundreds of: their glyphs may overlap one another.
+COMMON_KINDS = frozenset({"checkpoint", "retry"})
+# Drawn last on top: the rare, important kinds after the common ones.
+_DRAW_ORDER = (
+    "retry",
+    "checkpoint",
+    "compaction",
+    "guard",
+    "watchdog",
+    "loop",
+    "restart",
+    "divergence",
+    "budget_stop",
+    "crash",
+)
+
+
+@dataclass(frozen=True)
+class XScale:
+    """Steps to pixels, the same for every chart of a run."""
+
+    last: int  # the domain is [0, last]
+
+    def __call__(self, step: float) -> float:
+        return LEFT + PLOT * min(max(step, 0.0), self.last) / self.last
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """The recorded budgets the charts draw: the call budget as a vertical line on every chart, the
+    per-call token limit on the spend chart's left axis, the run's cost limit on its right axis."""
+
+    max_calls: int | None
+    max_call_tokens: int | None
+    max_cost_usd: float | None
+
+    @classmethod
+    def of(cls, budget: dict[str, Any] | None) -> Budgets:
+        budget = budget or {}
+        return cls(
+            _int(budget.get("max_calls")),
+            _int(budget.get("max_call_tokens")),
+            _float(budget.get("max_cost_usd")),
+        )
+
+
+def x_domain(last_step: int, budgets: Budgets) -> XScale:
+    """Steps 0 to the last one, stretched to the call budget when it is near (within half again)."""
+    last = max(last_step, 1)
+    if budgets.max_calls is not None and budgets.max_calls <= last * 1.5:
+        last = max(last, budgets.max_calls)
+    return XScale(last)
+
+
+# -- the frame ----------------------------------------------------------------------------------------
+
+
+def _open(chart: str, height: int, label: str, extra: str = "") -> str:
+    return (
+        f'<svg class="chart" data-chart="{chart}" viewBox="0 0 {WIDTH} {height}" '
+        f'preserveAspectRatio="xMinYMin meet" role="img" aria-label="{escape(label)}"{extra}>'
+        f'<rect class="plot" x="{LEFT}" y="{TOP}" width="{PLOT}" height="{height - TOP - BOTTOM}"/>'
+    )
+
+
+def _close(height: int) -> str:
+    # The cursor the page's script moves along a run's three charts.
+    return f'<line class="cursor" x1="0" x2="0" y1="{TOP}" y2="{height - BOTTOM}" visibility="hidden"/></svg>'
+
+
+def _x_axis(x: XScale, height: int, times: CallBuckets) -> str:
+    bottom = height - BOTTOM
+    parts = [f'<line class="axis" x1="{LEFT}" x2="{LEFT + PLOT}" y1="{bottom}" y2="{bottom}"/>']
+    for step in _ticks(x.last, 7):
+        px = _f(x(step))
+        when = _time_at(times, step)
+        parts.append(
+            f'<line class="tick" x1="{px}" x2="{px}" y1="{bottom}" y2="{bottom + 4}"/>'
+            f'<text class="xl" x="{px}" y="{bottom + 15}">{step:,}</text>'
+            + (f'<text class="xt" x="{px}" y="{bottom + 28}">{escape(when)}</text>' if when else "")
+        )
+    parts.append(
+        f'<text class="xl end" x="{LEFT - 8}" y="{bottom + 15}">step</text>'
+        f'<text class="xt end" x="{LEFT - 8}" y="{bottom + 28}">time</text>'
+    )
+    return "".join(parts)
+
+
+def _y_axis(ticks: Sequence[float], y: Any, label: Any, right: bool = False, cls: str = "") -> str:
+    parts = []
+    for value in ticks:
+        py = _f(y(value))
+        if right:
+            parts.append(
+                f'<text class="yl right {cls}" x="{LEFT + PLOT + 6}" y="{py}">{escape(label(value))}</text>'
+            )
+        else:
+            parts.append(
+                f'<line class="grid" x1="{LEFT}" x2="{LEFT + PLOT}" y1="{py}" y2="{py}"/>'
+                f'<text class="yl {cls}" x="{LEFT - 6}" y="{py}">{escape(label(value))}</text>'
+            )
+    return "".join(parts)
+
+
+def _calls_line(x: XScale, budgets: Budgets, height: int) -> str:
+    if budgets.max_calls is None or budgets.max_calls > x.last:
+        return ""
+    px = _f(x(budgets.max_calls))
+    tip = f"call budget: max_calls {budgets.max_calls:,}"
+    return (
+        f'<line class="budget" data-budget="max_calls" x1="{px}" x2="{px}" y1="{TOP}" y2="{height - BOTTOM}" '
+        f'data-tip="{escape(tip)}"><title>{escape(tip)}</title></line>'
+    )
+
+
+# -- markers ------------------------------------------------------------------------------------------
+
+
+def markers_svg(markers: Sequence[Marker], x: XScale, height: int) -> str:
+    """Every marker, one glyph per kind and `MARKER_PX` pixels, with its tooltip. Glyphs that would
+    overlap stack in rows above the plot, the rarest kinds placed first, nearest the plot."""
+    groups: dict[tuple[str, int], list[Marker]] = {}
+    for marker in markers:
+        groups.setdefault((marker.kind, int(x(marker.step) // MARKER_PX)), []).append(marker)
+    order = {kind: i for i, kind in enumerate(_DRAW_ORDER)}
+    by_priority = sorted(groups.items(), key=lambda item: (-order.get(item[0][0], -1), item[0][1]))
+    placed: list[list[float]] = [[] for _ in range(MARKER_ROWS)]  # the rarer glyphs' x in each row
+    drawn: list[tuple[int, int, str]] = []
+    for position, ((kind, _), group) in enumerate(by_priority):
+        px = x(group[0].step)
+        row = next(
+            (r for r in range(MARKER_ROWS) if all(abs(px - other) >= GLYPH for other in placed[r])),
+            MARKER_ROWS - 1,
+        )
+        if kind not in COMMON_KINDS:  # the common ones may overlap one another, never hide a rare one
+            placed[row].append(px)
+        drawn.append((-position, row, _glyph(kind, group, px, row, height)))
+    parts = ['<g class="markers">', *(svg for _, _, svg in sorted(drawn)), "</g>"]  # the rarest drawn last
+    return "".join(parts)
+
+
+def _glyph(kind: str, group: Sequence[Marker], px: float, row: int, height: int) -> str:
+    x, tip = _f(px), marker_tip(group)
+    safe_kind = kind if kind in MARKER_KINDS else "other"
+    return (
+        f'<g class="marker k-{safe_kind}" data-kind="{escape(kind)}" data-step="{group[0].step}" '
+        f'data-count="{len(group)}"><title>{escape(tip)}</title>'
+        f'<line x1="{x}" x2="{x}" y1="{TOP - row * GLYPH}" y2="{height - BOTTOM}"/>'
+        f'<path d="M{x} {TOP - 1 - row * GLYPH}l-5 -9h10z"/></g>'
+    )
+
+
+def marker_tip(group: Sequence[Marker]) -> str:
+    name = KIND_NAMES.get(group[0].kind, group[0].kind)
+    if len(group) == 1:
+        marker = group[0]
+        return f"step {marker.step:,} · {numbers.duration(marker.t)} · {name}: {marker.label}"
+    lines = [f"{len(group)} x {name}, steps {group[0].step:,} to {group[-1].step:,}"]
+    lines.extend(f"step {m.step:,}: {m.label}" for m in group[:LABELS_PER_GLYPH])
+    if len(group) > LABELS_PER_GLYPH:
+        lines.append(f"… and {len(group) - LABELS_PER_GLYPH} more")
+    return "\n".join(lines)
+
+
+# -- 1. verified progress -----------------------------------------------------------------------------
+
+PROGRESS_HEIGHT = 150
+
+
+def progress_chart(
+    progress: ProgressBuckets,
+    x: XScale,
+    times: CallBuckets,
+    markers: Sequence[Marker],
+    budgets: Budgets,
+    verified_at: int | None,
+    last_step: int,
+) -> str:
+    h = PROGRESS_HEIGHT
+    y = _linear(0.0, 1.0, h)
+    parts = [_open("progress", h, "verified progress over steps")]
+    parts.append(_y_axis([0.0, 0.25, 0.5, 0.75, 1.0], y, lambda v: f"{v:.0%}"))
+    # The level: a step line from step 0, held to the run's last step.
+    d = [f"M{_f(x(0))} {_f(y(0))}"]
+    for step, level in zip(progress.step, progress.level, strict=True):
+        d.append(f"H{_f(x(step))}V{_f(y(level))}")
+    d.append(f"H{_f(x(max(last_step, progress.step[-1] if progress.step else 0)))}")
+    line = "".join(d)
+    parts.append(f'<path class="area" d="{line}V{_f(y(0))}Z"/>')
+    parts.append(f'<path class="level" data-series="progress" data-points="{len(progress)}" d="{line}"/>')
+    ok = "".join(
+        f"M{_f(x(s))} {_f(y(b))}m-2.5 0h5"
+        for s, b, n in zip(progress.step, progress.best, progress.passed, strict=True)
+        if n
+    )
+    ko = "".join(
+        f"M{_f(x(s))} {_f(y(0) - 3)}l-3 6h6z"
+        for s, n in zip(progress.step, progress.failed, strict=True)
+        if n
+    )
+    passed, failed = sum(1 for n in progress.passed if n), sum(1 for n in progress.failed if n)
+    parts.append(f'<path class="checks-ok" data-series="checks-passed" data-points="{passed}" d="{ok}"/>')
+    parts.append(f'<path class="checks-ko" data-series="checks-failed" data-points="{failed}" d="{ko}"/>')
+    if verified_at is not None:
+        px = _f(x(verified_at))
+        tip = f"verified pass at step {verified_at:,}"
+        parts.append(
+            f'<g class="pass" data-tip="{escape(tip)}"><title>{escape(tip)}</title>'
+            f'<line x1="{px}" x2="{px}" y1="{TOP}" y2="{h - BOTTOM}"/></g>'
+        )
+    parts.append(_calls_line(x, budgets, h))
+    parts.append(_x_axis(x, h, times))
+    parts.append(markers_svg(markers, x, h))
+    parts.append(_close(h))
+    return "".join(parts)
+
+
+# -- 2. context pressure ------------------------------------------------------------------------------
+
+CONTEXT_HEIGHT = 150
+
+
+@dataclass(frozen=True)
+class Mark:
+    """The compaction high-water mark, in the chart's unit, and how it was known."""
+
+    value: float
+    tokens: int
+    said: bool  # the harness said it (`high_water`), rather than the lowest context it compacted at
+
+
+def context_chart(
+    calls: CallBuckets, x: XScale, markers: Sequence[Marker], budgets: Budgets, mark: Mark | None
+) -> str:
+    h = CONTEXT_HEIGHT
+    pressure = calls.unit == "pressure"
+    top = max([*calls.ctx_a, *calls.ctx_b, mark.value if mark else 0.0, 0.0])
+    ymax = _nice(top * 1.15) if top > 0 else (1.0 if pressure else 1000.0)
+    y = _linear(0.0, ymax, h)
+    parts = [_open("context", h, "context pressure over steps")]
+    label = (
+        (lambda v: numbers.percent(v, 0 if ymax >= 0.1 else 1)) if pressure else (lambda v: numbers.tokens(v))
+    )
+    parts.append(_y_axis(_steps_of(ymax), y, label))
+    d: list[str] = []
+    for lo, hi, a, b in zip(calls.step_lo, calls.step_hi, calls.ctx_a, calls.ctx_b, strict=True):
+        d.append(f"{'L' if d else 'M'}{_f(x(lo))} {_f(y(a))}")
+        if hi != lo or a != b:
+            d.append(f"L{_f(x(hi))} {_f(y(b))}")
+    parts.append(
+        f'<path class="context" data-series="context" data-points="{len(calls)}" '
+        f'data-unit="{calls.unit}" d="{"".join(d)}"/>'
+    )
+    if mark is not None:
+        py = _f(y(mark.value))
+        how = "compaction mark" if mark.said else "compaction mark (the lowest context compacted at)"
+        tip = f"{how}: {mark.tokens:,} tokens" + (
+            f" ({numbers.percent(mark.value)} of the window)" if pressure else ""
+        )
+        parts.append(
+            f'<g class="hwm" data-tokens="{mark.tokens}" data-tip="{escape(tip)}">'
+            f"<title>{escape(tip)}</title>"
+            f'<line x1="{LEFT}" x2="{LEFT + PLOT}" y1="{py}" y2="{py}"/>'
+            f'<text x="{LEFT + 4}" y="{_f(y(mark.value) - 4)}">{escape(how)}</text></g>'
+        )
+    parts.append(_calls_line(x, budgets, h))
+    parts.append(_x_axis(x, h, calls))
+    parts.append(markers_svg(markers, x, h))
+    parts.append(_close(h))
+    return "".join(parts)
+
+
+# -- 3. token spend and cost --------------------------------------------------------------------------
+
+SPEND_HEIGHT = 170
+TOKEN_KINDS = (
+    ("input", "uncached input"),
+    ("cache_write", "cache write"),
+    ("cache_read", "cache read"),
+    ("output", "output"),
+)
+
+
+def spend_chart(
+    calls: CallBuckets, x: XScale, markers: Sequence[Marker], budgets: Budgets
+) -> tuple[str, list[str]]:
+    """The chart and the notes on budgets it could not draw (too far above what was spent)."""
+    h = SPEND_HEIGHT
+    notes: list[str] = []
+    largest = max(calls.largest, default=0)
+    top = largest
+    if budgets.max_call_tokens is not None:
+        if budgets.max_call_tokens <= max(largest, 1) * 3:
+            top = max(top, budgets.max_call_tokens)
+        else:
+            notes.append(f"per-call limit {budgets.max_call_tokens:,} tokens (off the chart)")
+    ymax = _nice(top * 1.1) if top > 0 else 1000.0
+    y = _linear(0.0, ymax, h)
+    spent = calls.cost[-1] if calls.cost else 0.0
+    ctop = spent
+    if budgets.max_cost_usd is not None:
+        if budgets.max_cost_usd <= max(spent, 1e-9) * 20:
+            ctop = max(ctop, budgets.max_cost_usd)
+        else:
+            used = numbers.percent(spent / budgets.max_cost_usd)
+            notes.append(f"cost limit {numbers.usd(budgets.max_cost_usd)} (off the chart: {used} used)")
+    cmax = _nice(ctop * 1.1) if ctop > 0 else 0.01
+    yc = _linear(0.0, cmax, h)
+    parts = [_open("spend", h, "token spend per call by kind, cumulative cost")]
+    parts.append(_y_axis(_steps_of(ymax), y, numbers.tokens))
+    parts.append(_y_axis(_steps_of(cmax), yc, numbers.usd_tick, right=True, cls="usd"))
+    # Stacked bars, one path per kind: a bar per bucket, as wide as its steps.
+    base = [0.0] * len(calls)
+    for name, _ in TOKEN_KINDS:
+        values: list[float] = getattr(calls, name)
+        d = []
+        for i, (lo, hi, value) in enumerate(zip(calls.step_lo, calls.step_hi, values, strict=True)):
+            if value <= 0:
+                continue
+            x0, x1 = x(lo - 0.5), x(hi + 0.5)
+            y0, y1 = y(base[i]), y(base[i] + value)
+            d.append(f"M{_f(x0)} {_f(y0)}V{_f(y1)}H{_f(max(x1, x0 + 0.6))}V{_f(y0)}Z")
+            base[i] += value
+        parts.append(
+            f'<path class="bar t-{name}" data-series="{name}" data-points="{len(d)}" d="{"".join(d)}"/>'
+        )
+    big = "".join(
+        f"{'L' if i else 'M'}{_f(x((lo + hi) / 2))} {_f(y(v))}"
+        for i, (lo, hi, v) in enumerate(zip(calls.step_lo, calls.step_hi, calls.largest, strict=True))
+    )
+    if len(calls) < sum(calls.calls):  # downsampled: the largest call of each bucket, over the means
+        parts.append(f'<path class="largest" data-series="largest" data-points="{len(calls)}" d="{big}"/>')
+    cost = "".join(
+        f"{'L' if i else 'M'}{_f(x(hi))} {_f(yc(v))}"
+        for i, (hi, v) in enumerate(zip(calls.step_hi, calls.cost, strict=True))
+    )
+    parts.append(f'<path class="cost" data-series="cost" data-points="{len(calls)}" d="{cost}"/>')
+    if budgets.max_call_tokens is not None and budgets.max_call_tokens <= ymax:
+        parts.append(
+            _hline(
+                "max_call_tokens",
+                y(budgets.max_call_tokens),
+                f"per-call limit: {budgets.max_call_tokens:,} tokens",
+            )
+        )
+    if budgets.max_cost_usd is not None and budgets.max_cost_usd <= cmax:
+        parts.append(
+            _hline(
+                "max_cost_usd", yc(budgets.max_cost_usd), f"cost limit: {numbers.usd(budgets.max_cost_usd)}"
+            )
+        )
+    parts.append(_calls_line(x, budgets, h))
+    parts.append(_x_axis(x, h, calls))
+    parts.append(markers_svg(markers, x, h))
+    parts.append(_close(h))
+    return "".join(parts), notes
+
+
+def _hline(key: str, py: float, tip: str) -> str:
+    return (
+        f'<g class="budget" data-budget="{key}" data-tip="{escape(tip)}"><title>{escape(tip)}</title>'
+        f'<line x1="{LEFT}" x2="{LEFT + PLOT}" y1="{_f(py)}" y2="{_f(py)}"/>'
+        f'<text x="{LEFT + PLOT - 4}" y="{_f(py - 4)}">{escape(tip)}</text></g>'
+    )
+
+
+# -- the overview's small multiples -------------------------------------------------------------------
+
+SPARK_W, SPARK_H, SPARK_POINTS = 110, 30, 55
+
+
+def sparkline(kind: str, points: Sequence[tuple[float, float]], last: float, top: float, tip: str) -> str:
+    """A tiny line chart of (step, value) points on [0, last] by [0, top]."""
+    if len(points) > SPARK_POINTS:  # keep each stretch's extremes
+        stride = len(points) / SPARK_POINTS
+        kept: list[tuple[float, float]] = []
+        for i in range(SPARK_POINTS):
+            chunk = points[int(i * stride) : int((i + 1) * stride)] or [points[-1]]
+            low, high = min(chunk, key=lambda p: p[1]), max(chunk, key=lambda p: p[1])
+            kept.extend(sorted({low, high}))
+        points = kept
+    last = max(last, 1.0)
+    top = top if top > 0 else 1.0
+
+    def px(p: tuple[float, float]) -> str:
+        return (
+            f"{_f(2 + (SPARK_W - 4) * p[0] / last)} {_f(SPARK_H - 2 - (SPARK_H - 4) * min(p[1], top) / top)}"
+        )
+
+    d = "".join(f"{'L' if i else 'M'}{px(p)}" for i, p in enumerate(points))
+    return (
+        f'<svg class="spark" data-spark="{kind}" viewBox="0 0 {SPARK_W} {SPARK_H}" role="img" '
+        f'aria-label="{escape(tip)}"><title>{escape(tip)}</title><path d="{d}"/></svg>'
+    )
+
+
+# -- helpers ------------------------------------------------------------------------------------------
+
+
+def _linear(low: float, high: float, height: int) -> Callable[[float], float]:
+    bottom, span = height - BOTTOM, height - BOTTOM - TOP
+
+    def y(value: float) -> float:
+        return float(bottom - span * (min(max(value, low), high) - low) / (high - low))
+
+    return y
+
+
+def _nice(value: float) -> float:
+    """The next 'round' number at or above value: 1, 2, 2.5, 5 times a power of ten."""
+    if value <= 0:
+        return 1.0
+    power = 10.0 ** math.floor(math.log10(value))
+    for factor in (1.0, 2.0, 2.5, 5.0, 10.0):
+        if value <= factor * power * (1 + 1e-9):
+            return factor * power
+    return 10.0 * power
+
+
+def _steps_of(top: float) -> list[float]:
+    """Ticks from 0 to `top` at a round interval, three to six of them."""
+    step = _nice(top / 5)
+    return [step * i for i in range(int(top / step + 1e-9) + 1)]
+
+
+def _ticks(last: int, count: int) -> list[int]:
+    step = max(1, int(_nice(last / count)))
+    return list(range(0, last + 1, step))
+
+
+def _time_at(calls: CallBuckets, step: int) -> str:
+    if not len(calls):
+        return ""
+    if not calls.step_lo[0] <= step <= calls.step_hi[-1]:
+        return ""
+    return numbers.duration(calls.t[max(0, bisect.bisect_right(calls.step_lo, step) - 1)])
+
+
+def _f(value: float) -> str:
+    text = f"{value:.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _int(value: Any) -> int | None:
+    return value if type(value) is int and value > 0 else None
+
+
+def _float(value: Any) -> float | None:
+    return (
+        float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else None
+    )

@@ -1,0 +1,494 @@
+"""The run console as one self-contained HTML page: inline CSS, inline SVG, a little JavaScript, and
+the data the script reads as JSON in a `<script type="application/json">` block. Nothing is fetched:
+a Content-Security-Policy allows only the page's own style and script (by hash) and data: images.
+
+The page is built as fragments, each naming its place ("run 2 (x.trace.jsonl): step 41 of the
+transcript"), so the secret check can say where a key-shaped string would have landed. Every text
+from a trace is escaped where it is written (`html.escape`), and the JSON block escapes `<`, `>`,
+`&`, U+2028 and U+2029, so no trace text can end the block or the page's markup.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from importlib import resources
+from typing import Any
+
+from .. import __version__
+from ..metrics import ContextWindows
+from . import charts, header, numbers
+from .charts import Budgets, Mark, XScale
+from .downsample import CallBuckets, ProgressBuckets, bucket_calls, bucket_progress, series_json
+from .run import RunView
+from .transcript import StepRecord, Text
+from .verdicts import VerdictRow, verdicts_html
+
+# The whole texts behind a transcript's previews, in characters, for the page: past it, the records
+# with the most text keep their previews only.
+TRANSCRIPT_BUDGET = 2_000_000
+
+
+@dataclass(frozen=True)
+class Fragment:
+    place: str  # where it is on the page, for a person
+    text: str
+    data: Any = None  # the data a JSON fragment was made from (the secret check walks it)
+    packed: str = ""  # text the fragment holds compressed, which a reader sees unpacked
+
+
+def pack(value: Any) -> str:
+    """JSON, deflated (zlib) and in base64: what the page's script unpacks with
+    `DecompressionStream("deflate")`. For the all-steps text, which repeats itself a lot."""
+    raw = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
+    return base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
+
+
+def _asset(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+def _hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def json_for_script(data: Any) -> str:
+    """JSON that cannot end a `<script>` block nor be read as markup: `<`, `>` and `&` as \\u
+    escapes (so no `</script>` or `<!--`), and the two line separators JavaScript once choked on."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+    for char, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(char, escaped)
+    return text
+
+
+@dataclass
+class _Drawn:
+    """A run's charts and what the script needs to follow them."""
+
+    x: XScale
+    calls: CallBuckets
+    progress: ProgressBuckets
+    mark: Mark | None
+
+
+def render_page(
+    runs: Sequence[RunView],
+    *,
+    title: str,
+    verdicts: Sequence[VerdictRow] = (),
+    context_windows: Mapping[str, int] | None = None,
+) -> list[Fragment]:
+    """The page, as fragments in order; `"".join(f.text for f in fragments)` is the HTML."""
+    css, js = _asset("page.css"), _asset("page.js")
+    csp = (
+        f"default-src 'none'; style-src {_hash(css)}; script-src {_hash(js)}; img-src data:; "
+        "base-uri 'none'; form-action 'none'"
+    )
+    frags = [
+        Fragment(
+            "the page's head",
+            '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            '<meta name="referrer" content="no-referrer">'
+            f"<title>{escape(title)}</title><style>{css}</style></head><body><main>",
+        ),
+        Fragment("the page's title", f"<h1>{escape(title)}</h1>{_subtitle(runs)}{_all_problems(runs)}"),
+    ]
+    verdicts_part = verdicts_html(verdicts)
+    if verdicts_part:
+        frags.append(Fragment("the marathon verdicts", verdicts_part))
+    drawn = [_draw(run, context_windows) for run in runs]
+    if len(runs) > 1:
+        frags.append(Fragment("the overview", overview(runs, drawn)))
+    if not runs:
+        frags.append(
+            Fragment("the page", '<p class="empty">No run was recorded, so there is nothing to show.</p>')
+        )
+    data: dict[str, Any] = {
+        "geom": {"left": charts.LEFT, "plot": charts.PLOT, "width": charts.WIDTH},
+        "runs": [],
+    }
+    unpacked: list[dict[str, Any]] = []  # the runs' data as a reader sees it, for the secret check
+    for index, (run, chart) in enumerate(zip(runs, drawn, strict=True)):
+        where = f"run {index + 1} ({run.path})"
+        frags.append(
+            Fragment(
+                f"{where}: its header",
+                f'<section class="run" id="run-{index + 1}" data-run="{index}">'
+                + header.run_header(index, run),
+            )
+        )
+        frags.append(Fragment(f"{where}: its charts", _charts(run, chart)))
+        frags.append(Fragment(f"{where}: its metrics", header.metrics_table(run.metrics)))
+        frags.extend(_transcript(index, run, where))
+        frags.append(Fragment(where, "</section>"))
+        data["runs"].append(
+            {
+                "x": chart.x.last,
+                "series": series_json(run.series, chart.calls, chart.progress),
+                "steps": run.transcript.steps,
+                "lines_z": pack(run.transcript.lines),
+            }
+        )
+        unpacked.append({**data["runs"][-1], "lines_z": run.transcript.lines})
+    frags.append(
+        Fragment(
+            "the page's footer",
+            f"<footer>Written by pytest-agentevals {escape(__version__)} from {len(runs)} trace(s). "
+            "The page makes no request: everything it shows is in this file.</footer></main>"
+            '<div id="tip" class="tip" hidden></div>',
+        )
+    )
+    frags.append(
+        Fragment(
+            "the data embedded in the page",
+            f'<script type="application/json" id="agentevals-data">{json_for_script(data)}</script>',
+            {**data, "runs": unpacked},
+            "\n".join("\n".join(run.transcript.lines) for run in runs),
+        )
+    )
+    frags.append(Fragment("the page's script", f"<script>{js}</script></body></html>"))
+    return frags
+
+
+def _subtitle(runs: Sequence[RunView]) -> str:
+    if len(runs) == 1:
+        return (
+            '<p class="mute">One run: its progress, context pressure and token spend over steps, '
+            "then its transcript.</p>"
+        )
+    return f'<p class="mute">{len(runs)} runs: an overview, then each run.</p>'
+
+
+def _all_problems(runs: Sequence[RunView]) -> str:
+    items = [
+        f'<li><a href="#run-{i + 1}">run {i + 1}</a> ({escape(str(run.path))}): {escape(problem)}</li>'
+        for i, run in enumerate(runs)
+        for problem in run.problems
+    ]
+    if not items:
+        return ""
+    kind = "problems bad" if any(run.damaged for run in runs) else "problems"
+    return (
+        f'<div class="{kind}" id="problems"><strong>Read with problems:</strong>'
+        f"<ul>{''.join(items)}</ul></div>"
+    )
+
+
+# -- charts -------------------------------------------------------------------------------------------
+
+
+def _last_step(run: RunView) -> int:
+    series = run.series
+    candidates = [0]
+    if series.calls:
+        candidates.append(series.calls[-1].step)
+    candidates.extend(point.step for point in series.progress[-1:])
+    candidates.extend(marker.step for marker in series.markers[-1:])
+    return max(candidates)
+
+
+def _draw(run: RunView, context_windows: Mapping[str, int] | None) -> _Drawn:
+    budgets = Budgets.of(run.series.budget)
+    last = _last_step(run)
+    calls = bucket_calls(run.series.calls)
+    return _Drawn(
+        charts.x_domain(last, budgets),
+        calls,
+        bucket_progress(run.series.progress, last),
+        _mark(run, calls, context_windows),
+    )
+
+
+def _mark(run: RunView, calls: CallBuckets, context_windows: Mapping[str, int] | None) -> Mark | None:
+    """The compaction high-water mark: the one the harness said, else the lowest context compacted at."""
+    if not run.compactions:
+        return None
+    said = [c.high_water for c in run.compactions if c.high_water]
+    tokens = said[-1] if said else min(c.tokens_before for c in run.compactions)
+    if calls.unit == "tokens":
+        return Mark(float(tokens), tokens, bool(said))
+    window = ContextWindows(context_windows).window(run.metrics.models[-1]) if run.metrics.models else None
+    return Mark(tokens / window, tokens, bool(said)) if window else None
+
+
+def _charts(run: RunView, drawn: _Drawn) -> str:
+    m, series = run.metrics, run.series
+    budgets = Budgets.of(series.budget)
+    markers = series.markers
+    spend, notes = charts.spend_chart(drawn.calls, drawn.x, markers, budgets)
+    downsampled = len(drawn.calls) < len(series.calls)
+    shown = (
+        f" Drawn from {len(series.calls):,} calls in {len(drawn.calls)} buckets (each keeps its extremes)."
+        if downsampled
+        else ""
+    )
+    progress_legend = (
+        '<span class="sw line l-level"></span>verified progress (the most verified so far)'
+        " · a dash: a check passed (at its value) · ▲ a check failed"
+        f" · progress-AUC {numbers.ratio(m.progress_auc)} over {m.step_budget:,} steps"
+        + (
+            f" · verified pass at step {m.verified_at_step:,}"
+            if m.verified_at_step is not None
+            else " · no verified pass"
+        )
+    )
+    unit = (
+        "share of the model's context window" if drawn.calls.unit == "pressure" else "tokens (window unknown)"
+    )
+    peak = (
+        f" · peak {numbers.percent(m.peak_context_pressure)} at step {m.peak_context_step:,}"
+        if m.peak_context_pressure is not None and m.peak_context_step is not None
+        else f" · peak {m.peak_context_tokens:,} tokens"
+    )
+    mark = (
+        '<span class="sw line l-hwm"></span>compaction mark'
+        + ("" if drawn.mark.said else " (the lowest context compacted at)")
+        if drawn.mark
+        else ""
+    )
+    context_legend = f'<span class="sw line l-context"></span>each call\'s context, as a {unit}{mark}{peak}'
+    kinds = "".join(
+        f'<span class="sw {kind_class}"></span>{label}'
+        for kind_class, label in (
+            ("t-input", "uncached input"),
+            ("t-cache_write", "cache write"),
+            ("t-cache_read", "cache read"),
+            ("t-output", "output"),
+        )
+    )
+    budget_text = _budget_text(series.budget)
+    spend_legend = (
+        f"tokens per call by kind{kinds}"
+        + ('<span class="sw line l-largest"></span>largest call' if downsampled else "")
+        + f'<span class="sw line l-cost"></span>cumulative cost ({numbers.usd(m.cost_usd)})'
+        + (f'<span class="sw line l-budget"></span>{escape(budget_text)}' if budget_text else "")
+        + "".join(f" · {escape(note)}" for note in notes)
+    )
+    return (
+        f'<div class="charts">{_marker_legend(series.markers)}'
+        f'<h3>Verified progress</h3><p class="legend">{progress_legend}</p>'
+        + charts.progress_chart(
+            drawn.progress, drawn.x, drawn.calls, markers, budgets, m.verified_at_step, _last_step(run)
+        )
+        + f'<h3>Context pressure</h3><p class="legend">{context_legend}</p>'
+        + charts.context_chart(drawn.calls, drawn.x, markers, budgets, drawn.mark)
+        + f'<h3>Token spend and cost</h3><p class="legend">{spend_legend}</p>'
+        + spend
+        + f'<p class="readout mute">Point at a chart to read a step.{shown}</p></div>'
+    )
+
+
+def _budget_text(budget: dict[str, Any] | None) -> str:
+    if not budget:
+        return ""
+    return "budget: " + ", ".join(f"{key} {value}" for key, value in budget.items())
+
+
+def _marker_legend(markers: Sequence[Any]) -> str:
+    counts: dict[str, int] = {}
+    for marker in markers:
+        counts[marker.kind] = counts.get(marker.kind, 0) + 1
+    if not counts:
+        return (
+            '<p class="legend">Markers: none (no checkpoint, compaction, watchdog, loop, restart, crash, '
+            "retry, guard or divergence).</p>"
+        )
+    chips = "".join(
+        f'<span class="mk k-{kind}" data-kind="{kind}">▼ {escape(charts.KIND_NAMES[kind])} {count}</span>'
+        for kind, count in ((k, counts[k]) for k in charts.KIND_NAMES if k in counts)
+    )
+    return (
+        '<p class="legend">Markers on every chart (point at one for what it was, click it for its step):'
+        f"{chips}</p>"
+    )
+
+
+# -- the overview -------------------------------------------------------------------------------------
+
+
+def overview(runs: Sequence[RunView], drawn: Sequence[_Drawn]) -> str:
+    rows = []
+    for index, (run, chart) in enumerate(zip(runs, drawn, strict=True)):
+        m = run.metrics
+        last = float(chart.x.last)
+        progress = [
+            (0.0, 0.0),
+            *((float(s), p) for s, p in zip(chart.progress.step, chart.progress.level, strict=True)),
+        ]
+        progress.append((last, progress[-1][1]))
+        context = [
+            (float(s), max(a, b))
+            for s, a, b in zip(chart.calls.step_lo, chart.calls.ctx_a, chart.calls.ctx_b, strict=True)
+        ]
+        cost = [(float(s), c) for s, c in zip(chart.calls.step_hi, chart.calls.cost, strict=True)]
+        top_context = max((v for _, v in context), default=0.0)
+        incidents = len(run.series.markers)
+        cells = [
+            f'<td class="name"><a href="#run-{index + 1}">{escape(_short(m.agent or "run"))} #{index + 1}</a>'
+            f"<br><small>{escape(run.path.name)}</small></td>",
+            f"<td>{header.status_badge(run.status, m.crashed)}</td>",
+            "<td>"
+            + charts.sparkline(
+                "progress",
+                progress,
+                last,
+                1.0,
+                f"verified progress: {numbers.percent(m.progress_end, 0)} at the end",
+            )
+            + "</td>",
+            "<td>"
+            + charts.sparkline(
+                "context", context, last, top_context, f"context: peak {m.peak_context_tokens:,} tokens"
+            )
+            + "</td>",
+            "<td>"
+            + charts.sparkline(
+                "cost",
+                cost,
+                last,
+                cost[-1][1] if cost else 0.0,
+                f"cumulative cost: {numbers.usd(m.cost_usd)}",
+            )
+            + "</td>",
+            f'<td class="num">{m.steps:,}</td>',
+            f"<td>{'pass' if m.verified_pass else 'no'}{' (false claim)' if m.false_claim else ''}</td>",
+            f'<td class="num">{numbers.ratio(m.progress_auc)}</td>',
+            f'<td class="num">{numbers.percent(m.loop_rate, 0)}</td>',
+            f'<td class="num">{numbers.usd(m.cost_usd)}</td>',
+            f'<td class="num">{numbers.percent(m.peak_context_pressure)}</td>',
+            f'<td class="num">{incidents:,}</td>',
+            f'<td class="num">{len(run.problems)}</td>',
+        ]
+        rows.append(f'<tr data-run="{index}">{"".join(cells)}</tr>')
+    numeric = ' class="num"'
+    head = "".join(
+        f"<th{numeric if num else ''}>{name}</th>"
+        for name, num in (
+            ("run", False),
+            ("status", False),
+            ("progress", False),
+            ("context", False),
+            ("cost", False),
+            ("steps", True),
+            ("verified", False),
+            ("AUC", True),
+            ("loops", True),
+            ("cost", True),
+            ("peak ctx", True),
+            ("markers", True),
+            ("problems", True),
+        )
+    )
+    return (
+        f'<section id="overview"><h2>Overview</h2><table class="overview"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>{_metrics_matrix(runs)}</section>"
+    )
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _metrics_matrix(runs: Sequence[RunView]) -> str:
+    """Every metric of every run side by side, one column per run."""
+    columns = [header.metric_rows(run.metrics) for run in runs]
+    head = "".join(f'<th class="num">#{i + 1}</th>' for i in range(len(runs)))
+    body = []
+    for position, (_, name, label, _) in enumerate(columns[0]):
+        values = "".join(f'<td class="num">{escape(column[position][3])}</td>' for column in columns)
+        body.append(f'<tr data-metric="{escape(name)}"><th>{escape(label)}</th>{values}</tr>')
+    return (
+        '<details class="metrics"><summary>Every metric of every run</summary>'
+        f"<table><thead><tr><th>metric</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></details>"
+    )
+
+
+# -- the transcript -----------------------------------------------------------------------------------
+
+
+def _transcript(index: int, run: RunView, where: str) -> list[Fragment]:
+    transcript = run.transcript
+    records = _within_budget(transcript.records)
+    sampled = transcript.sampled
+    intro = (
+        f'<section class="transcript"><h3>Transcript</h3><p class="mute">{transcript.steps:,} steps. '
+        f"{len(records):,} are shown whole below: the first and last steps and those with an incident, a "
+        "failure or a marker"
+        + (", sampled evenly over the run" if sampled else "")
+        + ". Every step in one line: "
+        f'</p><details class="all-steps" data-steps="{transcript.steps}">'
+        f"<summary>all {transcript.steps:,} steps as text"
+        "</summary><pre></pre></details>"
+    )
+    frags = [Fragment(f"{where}: its transcript", intro)]
+    for record in records:
+        frags.append(Fragment(f"{where}: step {record.step} of its transcript", _record(index, record)))
+    frags.append(Fragment(f"{where}: its transcript", "</section>"))
+    return frags
+
+
+def _within_budget(records: list[StepRecord]) -> list[StepRecord]:
+    total = sum(record.chars for record in records)
+    if total <= TRANSCRIPT_BUDGET:
+        return records
+    out = list(records)
+    for position in sorted(range(len(out)), key=lambda i: out[i].chars, reverse=True):
+        total -= out[position].chars
+        out[position] = out[position].light()
+        total += out[position].chars
+        if total <= TRANSCRIPT_BUDGET:
+            break
+    return out
+
+
+def _record(run_index: int, record: StepRecord) -> str:
+    failed = any(item.failed for item in record.items)
+    chips = "".join(
+        f'<span class="mk k-{reason if reason in charts.KIND_NAMES else "other"}">'
+        f"{escape(reason.replace('_', ' '))}</span>"
+        for reason in record.reasons
+    )
+    items = "".join(
+        f'<div class="item{" fail" if item.failed else ""}" data-kind="{escape(item.kind)}">'
+        f"<h4>{escape(item.title)}</h4>"
+        + "".join(_text(label, text) for label, text in item.texts)
+        + "</div>"
+        for item in record.items
+    )
+    return (
+        f'<details class="step{" fail" if failed else ""}" id="r{run_index}-i{record.index}" '
+        f'data-step="{record.step}">'
+        f"<summary>{escape(record.line)}{chips}</summary>{items}</details>"
+    )
+
+
+def _text(label: str, text: Text) -> str:
+    out = f'<div class="lbl">{escape(label)}</div><pre>{escape(text.preview)}</pre>'
+    if text.more:
+        out += (
+            f'<details class="more"><summary>the rest: {len(text.more):,} more characters '
+            f"({numbers.size(text.size)} in all)</summary><pre>{escape(text.more)}</pre></details>"
+        )
+    elif text.chars > len(text.preview):
+        left = text.chars - len(text.preview)
+        size = numbers.size(text.size)
+        out += f'<div class="lbl">{left:,} more characters ({size} in all) are in the trace</div>'
+    if text.more and text.cut:
+        shown = len(text.preview) + len(text.more)
+        out += (
+            f'<div class="lbl">cut at {shown:,} of {text.chars:,} characters: the trace holds the whole</div>'
+        )
+    return out

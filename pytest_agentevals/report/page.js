@@ -1,0 +1,122 @@
+"use strict";
+// The run console's little script: tooltips, a cursor across a run's three charts with a readout,
+// the all-steps text, and markers that open their step. Text from the trace only ever goes through
+// textContent; the data is read with JSON.parse from the page's application/json block.
+(function () {
+  var data = JSON.parse(document.getElementById("agentevals-data").textContent);
+  var geom = data.geom;
+  var tip = document.getElementById("tip");
+
+  function fmt(n, digits) {
+    return Number(n).toLocaleString("en-US", { maximumFractionDigits: digits || 0 });
+  }
+  function usd(n) {
+    return "$" + Number(n).toFixed(n >= 10 ? 2 : 4);
+  }
+  function duration(s) {
+    if (s < 60) return s.toFixed(1) + " s";
+    var m = Math.round(s / 60);
+    return m < 60 ? m + " m" : Math.floor(m / 60) + " h " + String(m % 60).padStart(2, "0") + " m";
+  }
+  // The index of the last entry of a sorted array at or below v (-1 when none).
+  function below(arr, v) {
+    var lo = 0, hi = arr.length - 1, found = -1;
+    while (lo <= hi) {
+      var mid = (lo + hi) >> 1;
+      if (arr[mid] <= v) { found = mid; lo = mid + 1; } else { hi = mid - 1; }
+    }
+    return found;
+  }
+
+  // Tooltips: a marker's <title>, or any element's data-tip (budget lines, the compaction mark).
+  function tipOf(target) {
+    if (!target.closest) return null;
+    return target.closest(".marker") || target.closest("[data-tip]");
+  }
+  document.addEventListener("mouseover", function (ev) {
+    var el = tipOf(ev.target);
+    if (!el) return;
+    var title = el.querySelector("title");
+    tip.textContent = el.getAttribute("data-tip") || (title ? title.textContent : "");
+    tip.hidden = false;
+  });
+  document.addEventListener("mousemove", function (ev) {
+    if (tip.hidden) return;
+    var x = Math.min(ev.clientX + 14, window.innerWidth - tip.offsetWidth - 8);
+    tip.style.left = Math.max(4, x) + "px";
+    tip.style.top = ev.clientY + 16 + "px";
+  });
+  document.addEventListener("mouseout", function (ev) {
+    var el = tipOf(ev.target);
+    if (el && !(ev.relatedTarget && el.contains(ev.relatedTarget))) tip.hidden = true;
+  });
+
+  function readout(run, step) {
+    var c = run.series.calls, p = run.series.progress, parts = ["step " + fmt(step)];
+    var i = below(c.s0, step);
+    if (i >= 0) {
+      parts.push(duration(c.t[i]));
+      var n = c.n[i] > 1 ? " (mean of " + c.n[i] + " calls, steps " + fmt(c.s0[i]) + "–" + fmt(c.s1[i]) + ")" : "";
+      var ctx = c.unit === "pressure" ? fmt(c.ct[i]) + " tokens, " + (Math.max(c.ca[i], c.cb[i]) * 100).toFixed(1) + "% of the window" : fmt(c.ct[i]) + " tokens";
+      parts.push("context " + ctx);
+      parts.push("per call: input " + fmt(c["in"][i]) + " · cache write " + fmt(c.cw[i]) + " · cache read " + fmt(c.cr[i]) + " · output " + fmt(c.out[i]) + n);
+      parts.push("cost so far " + usd(c.cost[i]));
+    }
+    var j = below(p.s, step);
+    parts.splice(1, 0, "verified " + (j >= 0 ? (p.p[j] * 100).toFixed(1) : "0") + "%");
+    return parts.join(" · ");
+  }
+
+  function unpack(packed) {
+    var raw = atob(packed), bytes = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+    return new Response(stream).text().then(JSON.parse);
+  }
+
+  Array.prototype.forEach.call(document.querySelectorAll("section.run"), function (section) {
+    var run = data.runs[Number(section.getAttribute("data-run"))];
+    var charts = section.querySelectorAll("svg.chart");
+    var out = section.querySelector(".readout");
+    function move(ev) {
+      var box = ev.currentTarget.getBoundingClientRect();
+      var vx = (ev.clientX - box.left) * geom.width / box.width;
+      var step = Math.round(Math.max(0, Math.min(1, (vx - geom.left) / geom.plot)) * run.x);
+      var px = geom.left + geom.plot * step / run.x;
+      Array.prototype.forEach.call(charts, function (chart) {
+        var line = chart.querySelector(".cursor");
+        line.setAttribute("x1", px); line.setAttribute("x2", px); line.setAttribute("visibility", "visible");
+      });
+      out.textContent = readout(run, step);
+    }
+    function leave() {
+      Array.prototype.forEach.call(charts, function (chart) {
+        chart.querySelector(".cursor").setAttribute("visibility", "hidden");
+      });
+    }
+    Array.prototype.forEach.call(charts, function (chart) {
+      chart.addEventListener("mousemove", move);
+      chart.addEventListener("mouseleave", leave);
+    });
+    // Every step as one line of text, packed (deflate, base64) and unpacked when asked for.
+    var all = section.querySelector("details.all-steps");
+    if (all) {
+      all.addEventListener("toggle", function () {
+        var pre = all.querySelector("pre");
+        if (!all.open || pre.textContent) return;
+        unpack(run.lines_z).then(function (lines) {
+          pre.textContent = lines.join("\n");
+        }, function () {
+          pre.textContent = "This browser cannot unpack the list of steps (it lacks DecompressionStream); the trace holds every step.";
+        });
+      });
+    }
+    // A marker opens its step's record in the transcript, or the all-steps text when it has none.
+    section.addEventListener("click", function (ev) {
+      var el = ev.target.closest ? ev.target.closest(".marker") : null;
+      if (!el) return;
+      var target = section.querySelector('details.step[data-step="' + el.getAttribute("data-step") + '"]') || all;
+      if (target) { target.open = true; target.scrollIntoView({ block: "start" }); }
+    });
+  });
+})();
