@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+# The resume layer's engine package shares its name with the `checkpoint()` harness event: it is
+# loaded here, before the function is bound, so the name stays the function (a submodule sets
+# its parent's attribute only when it is first loaded).
+from . import checkpoint as _checkpoint_package  # noqa: F401
 from .errors import (
     AgentEvalsError,
     CassetteError,

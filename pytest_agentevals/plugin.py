@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from . import guards_plugin
+from .checkpoint.layer import ResumeHookspecs
 from .errors import ConfigError
 from .golden.layer import StepLayer
 from .history.collector import HistoryCollector
@@ -27,6 +28,7 @@ CALL_FAILED_KEY = pytest.StashKey[bool]()
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(ReplayHookspecs)
+    pluginmanager.add_hookspecs(ResumeHookspecs)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
