@@ -15,6 +15,7 @@ from examples.taskrunner import RunResult
     max_calls=100,  # each run's budget: the guards stop it there (and progress-AUC is over 100 steps)
     max_cost_usd=1.0,
     stall_calls=6,  # the watchdog asks after 6 model calls without verified progress
+    max_restarts=2,  # a crashed run restarts from its last checkpoint, twice at most
     min_pass_rate=0.5,  # judged on the 95% interval over the seeds, never on one seed's luck
     min_progress_auc=0.6,
     max_loop_rate=0.5,

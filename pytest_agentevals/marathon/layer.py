@@ -339,6 +339,9 @@ class MarathonLayer:
             packages=settings.contract_packages,
             prices=settings.prices,
             fail_on=marked.values.get("fail_on", ()),
+            max_restarts=marked.values.get("max_restarts", 0),
+            resumer=_resumer(item),
+            contract=_contract(item),
         )
         item.stash[RUN_KEY] = run
         run.start()
@@ -438,6 +441,24 @@ def _runner(item: pytest.Item) -> Any:
         return results[0]
 
     return runner
+
+
+def _resumer(item: pytest.Item) -> Any:
+    hook = item.ihook.pytest_agentevals_resume_agent  # the resume layer's hook (firstresult)
+
+    def resume(point: Any) -> Any:
+        return hook(checkpoint=point)
+
+    return resume
+
+
+def _contract(item: pytest.Item) -> dict[str, Any]:
+    """What the harness declares about its environment (the resume layer's contract hook), merged."""
+    merged: dict[str, Any] = {}
+    for declared in item.ihook.pytest_agentevals_contract():
+        if isinstance(declared, dict):
+            merged.update(declared)
+    return merged
 
 
 def _trace_finder(folder: Any) -> render.TracePath:
