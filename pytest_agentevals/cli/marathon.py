@@ -12,21 +12,18 @@ folder of its own.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import subprocess
 import sys
 import warnings
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import MarathonError
 from ..marathon import compare as comparing
-from ..marathon import render
+from ..marathon import render, stored
 from ..marathon.merge import gather, merge
 from ..marathon.results import SeedResult, results_in
-from ..marathon.verdict import Verdict, group, judge, pooled_duplicates
 from .common import add_format, add_setting, settings_of
 
 BELOW_EXIT = 1  # a verdict below its bar (report), a regression (compare)
@@ -93,53 +90,22 @@ def _results(parser: argparse.ArgumentParser) -> None:
     add_setting(parser, "marathon_dir", metavar="DIR")
 
 
-def _load(args: argparse.Namespace, paths: Sequence[str] | None = None) -> list[SeedResult]:
-    given = list(paths if paths is not None else args.results) or [str(settings_of(args).marathon_dir)]
-    files = results_in(given)
-    if not files:
-        raise MarathonError(
-            "no marathon results file (results.jsonl) in "
-            + ", ".join(given)
-            + ": run pytest -m marathon first"
-        )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        chosen, _ = gather(files)
-    for warning in caught:
-        print(f"agentevals marathon: warning: {warning.message}", file=sys.stderr)
-    return [result for result, _ in chosen.values()]
-
-
-def _trace_of(result: SeedResult) -> Path | None:
-    if result.trace is None or not result.source:
-        return None
-    path = Path(result.source.rsplit(":", 1)[0]).parent / result.trace
-    return path if path.is_file() else None
-
-
-def verdicts_of(results: Sequence[SeedResult], pool: bool = False) -> list[Verdict]:
-    out: list[Verdict] = []
-    for (test, _), runs in sorted(
-        group(results, pool=pool).items(), key=lambda item: (item[0][0], item[0][1] or "")
-    ):
-        verdict = judge(test, runs)
-        twice = pooled_duplicates(runs)
-        if pool and twice:
-            seeds = ", ".join(map(str, twice))
-            note = f"pooled {len(verdict.commits)} commits: seed(s) {seeds} count once a night"
-            verdict = dataclasses.replace(verdict, notes=(*verdict.notes, note))
-        out.append(verdict)
-    return out
+def _load(args: argparse.Namespace) -> list[SeedResult]:
+    given = list(args.results) or [str(settings_of(args).marathon_dir)]
+    results, problems = stored.load(given)
+    for problem in problems:
+        print(f"agentevals marathon: warning: {problem}", file=sys.stderr)
+    return results
 
 
 def run_report(args: argparse.Namespace) -> int:
-    verdicts = verdicts_of(_load(args), pool=args.pool)
+    verdicts = stored.verdicts_of(_load(args), pool=args.pool)
     if args.format == "json":
         print(render.as_json(verdicts))
     elif args.format == "markdown":
-        print(render.markdown(verdicts, _trace_of), end="")
+        print(render.markdown(verdicts, stored.trace_of), end="")
     else:
-        print(render.text(verdicts, _trace_of))
+        print(render.text(verdicts, stored.trace_of))
     return BELOW_EXIT if any(verdict.fails for verdict in verdicts) else 0
 
 

@@ -35,6 +35,8 @@ from ..history import ci_env
 from ..markers import MarkerSpec, anything
 from ..recording.guards.limits import KEYS as BUDGET_KEYS
 from ..recording.guards.limits import check as check_budget
+from ..recording.naming import TRACE_PROPERTY
+from ..report.session import VERDICTS_KEY
 from ..settings import Settings
 from ..trace.events import RUN_STATUSES
 from . import render
@@ -344,6 +346,7 @@ class MarathonLayer:
             contract=_contract(item),
         )
         item.stash[RUN_KEY] = run
+        item.user_properties.append((TRACE_PROPERTY, str(run.trace)))  # for the session's run report
         run.start()
         try:
             yield run
@@ -397,10 +400,12 @@ class MarathonLayer:
             )
         self.session.receive(data)
 
+    @pytest.hookimpl(tryfirst=True)  # before the run report is written: it shows the verdicts
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.session is None or not self.session.tests:
             return
         self.verdicts = self.session.verdicts()
+        session.config.stash[VERDICTS_KEY] = render.verdict_rows(self.verdicts)
         self.problems = list(self.session.problems)
         failed = any(verdict.fails for verdict in self.verdicts) or bool(self.problems)
         if failed and session.exitstatus == pytest.ExitCode.OK:

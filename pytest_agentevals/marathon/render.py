@@ -7,6 +7,7 @@ that turns its trace into a replay test (`agentevals promote`).
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 from collections.abc import Callable, Sequence
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..recording.naming import safe_name
+from ..report.verdicts import VerdictRow
 from .results import SeedResult
 from .seeds import describe
 from .verdict import ABOVE, BELOW, INCONCLUSIVE, MET, METRICS, Estimate, Judgement, Verdict, format_value
@@ -235,3 +237,40 @@ def as_json(verdicts: Sequence[Verdict], extra: dict[str, Any] | None = None) ->
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def verdict_rows(verdicts: Sequence[Verdict]) -> list[VerdictRow]:
+    """The run report's marathon slot: one row per bar a test set, named by the test."""
+    rows: list[VerdictRow] = []
+    for verdict in verdicts:
+        name = verdict.test.rsplit("::", 1)[-1]
+        if len(verdict.commits) == 1 and len(verdicts) > 1 and verdict.commits[0]:
+            name += f" @ {verdict.commits[0][:8]}"
+        notes = []
+        if verdict.partial:
+            notes.append(f"partial: seeds {describe(verdict.seeds)} of this job")
+        if verdict.missing:
+            notes.append(f"no result for seed(s) {describe(verdict.missing)}")
+        for judgement in verdict.judgements:
+            estimate = judgement.estimate
+            rows.append(
+                VerdictRow(
+                    metric=f"{name}: {judgement.threshold.label}",
+                    n=estimate.n,
+                    value=_finite(estimate.value),
+                    low=_finite(estimate.low),
+                    high=_finite(estimate.high),
+                    threshold=judgement.threshold.describe(judgement.bar),
+                    verdict="pass"
+                    if judgement.verdict == MET
+                    else "fail"
+                    if judgement.failed
+                    else "inconclusive",
+                    note="; ".join(notes),
+                )
+            )
+    return rows
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or math.isinf(value) else value
