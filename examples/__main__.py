@@ -5,7 +5,9 @@ Each stage is the command a user would type, printed before it runs:
 2. summarize its trace, and draw it: the run report (one self-contained HTML page),
 3. the step layer: the example's golden decisions, replayed offline (the every-commit gate),
 4. the replay layer: the example's recorded runs, an incident among them, re-executed offline with
-   the network blocked (the every-merge gate), then scanned for secrets.
+   the network blocked (the every-merge gate), then scanned for secrets,
+5. the marathon layer, last: five seeded end-to-end runs under a budget and a watchdog, a crash and a
+   stall among them, and the verdict table over the seeds with n and 95% intervals (the nightly gate).
 It stops at the first stage that fails and exits with its code.
 """
 
@@ -47,6 +49,7 @@ def stages() -> list[list[str]]:
         [sys.executable, "-m", "pytest", "goldens", "-m", "step", "-q"],
         [sys.executable, "-m", "pytest", "cassettes", "-m", "replay", "-q"],
         [*agentevals, "scan", "cassettes", "goldens"],
+        [sys.executable, "-m", "pytest", "marathons", "-m", "marathon", "-q", "--agentevals-rerun-seeds"],
     ]
 
 

@@ -147,15 +147,19 @@ def inconclusive_text(verdict: Verdict, judgement: Judgement) -> str:
     unit = METRICS[judgement.threshold.metric][1]
     text = (
         f"INCONCLUSIVE: {judgement.threshold.label} {interval_text(judgement.estimate, unit)} holds the bar "
-        f"{judgement.threshold.describe(judgement.bar)}; n={verdict.n} seeds cannot tell"
+        f"{judgement.threshold.describe(judgement.bar)}; {verdict.n} seed(s) cannot tell"
     )
-    if verdict.grow:
+    if verdict.partial:
+        text += " (this job's share of the seeds: the marathon's verdict is over all of them, after merge)"
+    elif verdict.grow:
         text += (
             f"; run the same command again to add seed(s) {describe(verdict.grow)} "
             f"(max_seeds={verdict.plan.max_seeds})"
         )
     elif verdict.plan.max_seeds is None:
-        text += " (more seeds would: seeds=, or max_seeds= to add them while inconclusive)"
+        text += " (more seeds could: raise seeds=, or set max_seeds= to add them while inconclusive)"
+    else:
+        text += f" (max_seeds={verdict.plan.max_seeds} reached, or its budget spent)"
     return text
 
 
