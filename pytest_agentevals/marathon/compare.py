@@ -210,6 +210,8 @@ def describe_change(change: Change, pairs: int) -> str:
         evidence = change.note or f"{pairs} pair(s): too few for an interval"
     if change.verdict != NO_DIFFERENCE:
         return f"{head}; {evidence}: {change.verdict.upper()}"
+    if change.smallest_detectable == 0 and change.difference == 0:
+        return f"{head}: no difference — every pair is the same"
     if change.smallest_detectable is None:
         why = (
             f"{pairs} pair(s) cannot show any difference (the exact test needs at least "

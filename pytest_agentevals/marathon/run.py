@@ -54,7 +54,10 @@ class NotResumed(AgentEvalsError):
 
 
 def seeded_task(task: Any, seed: int) -> Any:
-    """The task handed to the agent: a dict task with the seed under "seed"; any other as it is."""
+    """The task handed to the agent: a dict task (none is `{}`) with the seed under "seed"; any other
+    task as it is."""
+    if task is None:
+        return {"seed": seed}
     if isinstance(task, Mapping):
         return {**task, "seed": seed}
     return task
