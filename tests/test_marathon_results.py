@@ -156,3 +156,14 @@ def test_merge_never_follows_a_trace_that_is_a_link(tmp_path: Path) -> None:
     assert "not a trace" not in json.dumps(
         [p.read_text() for p in (tmp_path / "out").rglob("*") if p.is_file()]
     )
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
+def test_a_results_file_found_in_a_folder_is_not_read_through_a_link(tmp_path: Path) -> None:
+    outside = write_results(tmp_path / "elsewhere" / "results.jsonl", [result(0)])
+    job = tmp_path / "night" / "job"
+    job.mkdir(parents=True)
+    (job / "results.jsonl").symlink_to(outside)
+    _job(tmp_path / "night", "real", [result(1)])
+    merge([tmp_path / "night"], tmp_path / "out")
+    assert [r.seed for r in read_results(tmp_path / "out" / "results.jsonl")] == [1]

@@ -336,7 +336,8 @@ def latest(results: Iterable[SeedResult]) -> list[SeedResult]:
 
 def results_in(paths: Sequence[str | Path], exclude: Path | None = None) -> list[Path]:
     """The results files named, or found under the folders named (hidden folders included, as a CI
-    artifact keeps `.agentevals/`; links to folders not followed). `exclude` is a folder to skip."""
+    artifact keeps `.agentevals/`; links, to folders or files, not followed). `exclude` is a folder
+    to skip."""
     found: list[Path] = []
     skip = exclude.resolve() if exclude is not None else None
     for given in paths:
@@ -348,8 +349,9 @@ def results_in(paths: Sequence[str | Path], exclude: Path | None = None) -> list
                     dirs[:] = []
                     continue
                 dirs.sort()
-                if RESULTS_FILE in names and (here / RESULTS_FILE).is_file():
-                    found.append(here / RESULTS_FILE)
+                candidate = here / RESULTS_FILE
+                if RESULTS_FILE in names and candidate.is_file() and not candidate.is_symlink():
+                    found.append(candidate)  # a link found in a folder is not followed out of it
         elif path.exists():
             found.append(path)
         else:
