@@ -167,3 +167,12 @@ def test_a_results_file_found_in_a_folder_is_not_read_through_a_link(tmp_path: P
     _job(tmp_path / "night", "real", [result(1)])
     merge([tmp_path / "night"], tmp_path / "out")
     assert [r.seed for r in read_results(tmp_path / "out" / "results.jsonl")] == [1]
+
+
+def test_a_snapshot_reads_the_file_as_it_was(tmp_path: Path) -> None:
+    """What an xdist worker started late reads: the file at the size it had when the session began."""
+    path = write_results(tmp_path / "results.jsonl", [result(0), result(1)])
+    size = path.stat().st_size
+    append_result(path, result(2))
+    assert [r.seed for r in read_results(path, size)] == [0, 1]
+    assert [r.seed for r in read_results(path)] == [0, 1, 2]

@@ -47,6 +47,7 @@ from .session import MarathonSession, payload
 from .verdict import THRESHOLDS, Verdict, judge
 
 SEED_ID = "seed={}"
+SNAPSHOT_KEY = "agentevals_marathon_results_size"
 SEED_ARG = "agentevals_seed"
 
 
@@ -185,6 +186,7 @@ class MarathonLayer:
         self._commit: ci_env.Commit | None = None
         self._stored: list[SeedResult] | None = None
         self.config: pytest.Config | None = None
+        self._snapshot: int | None = None  # the results file's size when the workers were started
 
     # -- what every process needs: the commit, the results kept from earlier sessions -------------------
 
@@ -197,14 +199,27 @@ class MarathonLayer:
 
     def stored(self, config: pytest.Config) -> list[SeedResult]:
         """The results at this commit from earlier sessions (none with --agentevals-rerun-seeds, or
-        when no commit is known: results of unknown code are not carried over)."""
+        when no commit is known: results of unknown code are not carried over).
+
+        Under xdist every worker reads the file as it was when the session started (its size then,
+        from the controller): a worker started late, to replace a crashed one, collects what the
+        others collected, not what this session has appended since."""
         if self._stored is None:
             self._stored = []
             path = self.settings.marathon_dir / RESULTS_FILE
             sha = self.commit(config).sha
+            limit = getattr(config, "workerinput", {}).get(SNAPSHOT_KEY)
             if not self.settings.rerun_seeds and sha is not None and path.is_file():
-                self._stored = [r for r in latest(read_results(path)) if r.commit == sha]
+                self._stored = [r for r in latest(read_results(path, limit)) if r.commit == sha]
         return self._stored
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist's controller, before it starts a worker: the results file's size at session start."""
+        if self._snapshot is None:
+            path = self.settings.marathon_dir / RESULTS_FILE
+            self._snapshot = path.stat().st_size if path.is_file() else 0
+        node.workerinput[SNAPSHOT_KEY] = self._snapshot
 
     # -- collection ----------------------------------------------------------------------------------
 

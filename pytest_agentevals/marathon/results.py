@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import io
 import json
 import math
 import os
@@ -223,12 +224,14 @@ def now() -> str:
 # -- the file ---------------------------------------------------------------------------------------
 
 
-def read_results(path: str | Path) -> list[SeedResult]:
-    """Every result of a results file, in order. A torn last line warns (`TornResultsWarning`) and
-    is left out; anything else malformed is a `MarathonError` naming the file and the line."""
+def read_results(path: str | Path, limit: int | None = None) -> list[SeedResult]:
+    """Every result of a results file, in order (of its first `limit` bytes, when given: the file as
+    it was when that was its size). A torn last line warns (`TornResultsWarning`) and is left out;
+    anything else malformed is a `MarathonError` naming the file and the line."""
     path = Path(path)
     try:
-        handle = path.open("rb")
+        with path.open("rb") as opened:
+            data = opened.read() if limit is None else opened.read(limit)
     except FileNotFoundError:
         raise MarathonError(
             f"{path}: no such results file (a marathon writes it: pytest -m marathon)"
@@ -236,8 +239,8 @@ def read_results(path: str | Path) -> list[SeedResult]:
     except OSError as exc:
         raise MarathonError(f"{path}: cannot be read: {exc.strerror}") from None
     results: list[SeedResult] = []
-    with handle:
-        for number, raw, last in _lines(handle):
+    with io.BytesIO(data) as handle:
+        for number, raw, last in _lines(handle, path):
             torn = not raw.endswith(b"\n")
             try:
                 data = json.loads(raw.decode("utf-8"))
@@ -263,7 +266,7 @@ def read_results(path: str | Path) -> list[SeedResult]:
 _FIX = "a results file holds one JSON result per line, as pytest -m marathon writes them (docs/marathon.md)"
 
 
-def _lines(handle: Any) -> Iterator[tuple[int, bytes, bool]]:
+def _lines(handle: Any, path: Path) -> Iterator[tuple[int, bytes, bool]]:
     """(number, line, is_last) of the non-blank lines, each at most MAX_LINE_BYTES long."""
     number = 0
     pending: tuple[int, bytes] | None = None
@@ -274,8 +277,7 @@ def _lines(handle: Any) -> Iterator[tuple[int, bytes, bool]]:
         number += 1
         if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
             raise MarathonError(
-                f"{handle.name}:{number}: the line is longer than {MAX_LINE_BYTES} bytes; "
-                f"no result is; {_FIX}"
+                f"{path}:{number}: the line is longer than {MAX_LINE_BYTES} bytes; no result is; {_FIX}"
             )
         if not raw.strip():
             continue
