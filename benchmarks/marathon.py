@@ -13,8 +13,9 @@ fixture's overhead on one seed against the example's run bare.
    and appended to a results file — against `taskrunner.run(...)` with the same faults, bare; the
    ratio of the median wall times (aim: under 1.15), and of CPU times.
 
-Run from the repository root (the machine is shared: read the figures with its load in mind, printed
-first):
+The machine is printed first and last: its load, and `two_process_speedup`, what two processes of
+pure CPU work gain over one right then — the ceiling for `xdist_speedup` on a shared machine. Run from
+the repository root:
 
     python benchmarks/marathon.py [--quick] [--tasks N]
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import resource
 import statistics
@@ -201,6 +203,25 @@ def overhead(root: Path, tasks: int, repeats: int) -> None:
     emit(case, "cpu_overhead_ratio", cpu)
 
 
+def _burn(count: int) -> float:
+    started = time.perf_counter()
+    total = 0
+    for number in range(count):
+        total += number * number
+    return time.perf_counter() - started
+
+
+def two_process_speedup(count: int = 10_000_000) -> float:
+    """What two processes of pure CPU work gain over one, on this machine now: 2.0 with two free
+    cores, 1.0 when the machine's other load leaves one. The ceiling for `xdist_speedup`."""
+    one = _burn(count)
+    with multiprocessing.Pool(2) as pool:
+        started = time.perf_counter()
+        pool.map(_burn, [count, count])
+        two = time.perf_counter() - started
+    return 2 * one / two
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
@@ -210,12 +231,14 @@ def main() -> None:
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     emit("machine", "cpus", float(os.cpu_count() or 0))
     emit("machine", "load_1min_at_start", load[0])
+    emit("machine", "two_process_speedup_at_start", two_process_speedup())
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         speedup(root, args.tasks, repeats)
         speedup(root, 12, repeats)  # the example exactly as it is
         overhead(root, args.tasks, 2 if args.quick else 5)
     emit("machine", "load_1min_at_end", os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan"))
+    emit("machine", "two_process_speedup_at_end", two_process_speedup())
 
 
 if __name__ == "__main__":
