@@ -23,11 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CheckpointError
+from ..trace.paths import path_problem
 from .restore import FILE, FOLDER, KINDS, LINK, MAX_ENTRIES, Entry, check_entries, refused, restore
 
 ARCHIVE = "workspace.tar"
 INDEX = "workspace.index.json"
 INDEX_FORMAT = 1
+MAX_INDEX_BYTES = 64 * 1024 * 1024
+REEXTRACT = "re-extract the fixture"
 
 _KIND_OF = {tarfile.REGTYPE: FILE, tarfile.AREGTYPE: FILE, tarfile.DIRTYPE: FOLDER, tarfile.SYMTYPE: LINK}
 _REFUSED = {
@@ -71,11 +74,13 @@ def write_archive(folder: Path, entries: Sequence[Entry], content: Mapping[str, 
 def read_index(path: Path, where: str) -> list[Entry]:
     """The index's entries, each checked for shape (not yet for safety: `check_entries` does that)."""
     try:
+        if path.stat().st_size > MAX_INDEX_BYTES:
+            raise CheckpointError(where, f"{path.name} is larger than {MAX_INDEX_BYTES:,} bytes", REEXTRACT)
         data = json.loads(path.read_bytes())
     except FileNotFoundError:
-        raise CheckpointError(where, f"{path.name} is missing", "re-extract the fixture") from None
+        raise CheckpointError(where, f"{path.name} is missing", REEXTRACT) from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise CheckpointError(where, f"{path.name} is not JSON ({exc})", "re-extract the fixture") from None
+        raise CheckpointError(where, f"{path.name} is not JSON ({exc})", REEXTRACT) from None
     if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
         raise CheckpointError(where, f"{path.name} needs an object with a list of entries")
     if data.get("format") != INDEX_FORMAT:
@@ -90,7 +95,7 @@ def read_index(path: Path, where: str) -> list[Entry]:
 
 def _entry(item: Any, number: int, file: str, where: str) -> Entry:
     def bad(problem: str) -> CheckpointError:
-        return CheckpointError(where, f"{file}: entry {number} {problem}", "re-extract the fixture")
+        return CheckpointError(where, f"{file}: entry {number} {problem}", REEXTRACT)
 
     if not isinstance(item, dict) or not isinstance(item.get("path"), str):
         raise bad("needs a path")
@@ -128,10 +133,10 @@ class Archive:
         try:
             return tarfile.open(path, "r:")  # uncompressed only: no decompression bomb
         except FileNotFoundError:
-            raise CheckpointError(self.where, f"{ARCHIVE} is missing", "re-extract the fixture") from None
+            raise CheckpointError(self.where, f"{ARCHIVE} is missing", REEXTRACT) from None
         except (tarfile.TarError, OSError) as exc:
             raise CheckpointError(
-                self.where, f"{ARCHIVE} is not an uncompressed tar archive ({exc})", "re-extract the fixture"
+                self.where, f"{ARCHIVE} is not an uncompressed tar archive ({exc})", REEXTRACT
             ) from None
 
     def members(self, archive: tarfile.TarFile) -> dict[str, tarfile.TarInfo]:
@@ -148,20 +153,21 @@ class Archive:
                 self._check_member(member, entry)
                 found[member.name] = member
         except tarfile.TarError as exc:
-            raise CheckpointError(
-                self.where, f"{ARCHIVE} is damaged ({exc})", "re-extract the fixture"
-            ) from None
+            raise CheckpointError(self.where, f"{ARCHIVE} is damaged ({exc})", REEXTRACT) from None
         missing = next(expected, None)
         if missing is not None:
             raise CheckpointError(
                 self.where,
                 f"{ARCHIVE} lacks {missing.path!r}, which its index lists",
-                "re-extract the fixture",
+                REEXTRACT,
             )
         return found
 
     def _check_member(self, member: tarfile.TarInfo, entry: Entry) -> None:
         name = member.name
+        problem = path_problem(name)
+        if problem is not None:
+            raise refused(self.where, name, problem)
         kind = _KIND_OF.get(member.type)
         if kind is None:
             what = _REFUSED.get(member.type, f"of tar type {member.type!r}")

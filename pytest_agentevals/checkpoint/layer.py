@@ -157,6 +157,7 @@ class ResumeLayer:
             return hooks.pytest_agentevals_watchdog(run=run, reason=reason)
 
         def runner(checkpoint: ResumeSession) -> Any:
+            __tracebackhide__ = True
             return hooks.pytest_agentevals_resume_agent(checkpoint=checkpoint)
 
         workspace = request.getfixturevalue("tmp_path") / "workspace"

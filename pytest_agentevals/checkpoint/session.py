@@ -195,6 +195,7 @@ class ResumeSession:
     def run_agent(self) -> Any:
         """Start the agent from the checkpoint through the runner (the resume hook), and end the leg.
         Returns the agent's result; `phase` holds the leg's metrics afterwards."""
+        __tracebackhide__ = True  # a harness's own error reads from the test to the harness
         if self.recorder is None:
             raise AgentEvalsError(f"{self.label}: boot() the checkpoint before run_agent()")
         if self._ran:
