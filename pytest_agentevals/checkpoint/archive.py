@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import stat
 import tarfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -42,6 +43,9 @@ _REFUSED = {
     tarfile.GNUTYPE_SPARSE: "a sparse file",
 }
 _DATA_FILTER = getattr(tarfile, "data_filter", None)  # Python 3.11.4 and later
+# Where the data filter imagines the archive extracted: a folder that does not exist, so its checks
+# are about the archive's own names and links, not about whatever lies on this disk.
+_FILTER_ROOT = os.path.join(os.sep, "agentevals-restore-check-does-not-exist")
 
 
 # -- writing ------------------------------------------------------------------------------------
@@ -165,7 +169,7 @@ class Archive:
 
     def _check_member(self, member: tarfile.TarInfo, entry: Entry) -> None:
         name = member.name
-        problem = path_problem(name)
+        problem = path_problem(name) if name != entry.path else None  # the index's paths passed already
         if problem is not None:
             raise refused(self.where, name, problem)
         kind = _KIND_OF.get(member.type)
@@ -182,7 +186,7 @@ class Archive:
             raise refused(self.where, name, f"has the {' and '.join(bits)} bit set (mode {member.mode:04o})")
         if _DATA_FILTER is not None:
             try:
-                _DATA_FILTER(member, str(self.folder / ".restore-target"))
+                _DATA_FILTER(member, _FILTER_ROOT)
             except tarfile.FilterError as exc:
                 raise refused(self.where, name, f"is refused by tarfile's data filter ({exc})") from None
         member_entry = Entry(
@@ -204,8 +208,11 @@ class Archive:
     def _content(
         self, archive: tarfile.TarFile, members: Mapping[str, tarfile.TarInfo], entry: Entry
     ) -> bytes:
-        handle = archive.extractfile(members[entry.path])
-        data = handle.read() if handle is not None else b""
+        member = members[entry.path]
+        # A plain member of an uncompressed archive is its bytes at its offset (what extractfile
+        # reads, without its wrapper for each file).
+        archive.fileobj.seek(member.offset_data)
+        data = archive.fileobj.read(member.size)
         if len(data) != entry.size or hashlib.sha256(data).hexdigest() != entry.sha256:
             raise CheckpointError(
                 self.where,
@@ -217,8 +224,14 @@ class Archive:
     def restore(self, workspace: Path) -> Path:
         """The workspace restored into `workspace` (new, or an empty folder): whole, or nothing."""
         with self._open() as archive:
-            members = self.members(archive)
-            return restore(workspace, self.entries, lambda e: self._content(archive, members, e), self.where)
+            members = self.members(archive)  # checks the index's entries, then every member
+            return restore(
+                workspace,
+                self.entries,
+                lambda e: self._content(archive, members, e),
+                self.where,
+                checked=True,
+            )
 
     def check(self) -> None:
         """Read every member and its content against the index, writing nothing (for `verify`)."""
