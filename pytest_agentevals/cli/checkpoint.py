@@ -412,11 +412,9 @@ def run_verify(args: argparse.Namespace) -> int:
     for result in results:
         if result["ok"]:
             drifted = result.get("_drifts") or []
-            note = f"; drift tolerated or warned: {len(drifted)} key(s)" if drifted else ""
+            here = f"{len(drifted)} drift(s) tolerated or warned" if drifted else "python and packages match"
             later = len(result.get("checked_at_resume", []))
-            print(
-                f"ok      {result['path']} (python and packages match; {later} keys checked at resume{note})"
-            )
+            print(f"ok      {result['path']} ({here}; {later} keys checked at resume)")
         else:
             print(f"FAILED  {result['path']}")
             for problem in result["problems"]:
