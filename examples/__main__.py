@@ -5,7 +5,10 @@ Each stage is the command a user would type, printed before it runs:
 2. summarize its trace, and draw it: the run report (one self-contained HTML page),
 3. the step layer: the example's golden decisions, replayed offline (the every-commit gate),
 4. the replay layer: the example's recorded runs, an incident among them, re-executed offline with
-   the network blocked (the every-merge gate), then scanned for secrets.
+   the network blocked (the every-merge gate),
+5. the resume layer: the example's checkpoint fixtures verified (hashes, format, contract), then
+   booted, each running its next leg against the simulated model (the daily gate),
+6. every cassette, golden and fixture scanned for secrets.
 It stops at the first stage that fails and exits with its code.
 """
 
@@ -46,7 +49,9 @@ def stages() -> list[list[str]]:
         [*agentevals, "report", str(TRACE), "-o", str(REPORT)],
         [sys.executable, "-m", "pytest", "goldens", "-m", "step", "-q"],
         [sys.executable, "-m", "pytest", "cassettes", "-m", "replay", "-q"],
-        [*agentevals, "scan", "cassettes", "goldens"],
+        [*agentevals, "checkpoint", "verify"],
+        [sys.executable, "-m", "pytest", "fixtures", "-m", "resume", "-q"],
+        [*agentevals, "scan", "cassettes", "goldens", "fixtures"],
     ]
 
 

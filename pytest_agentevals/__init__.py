@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+# The resume layer's engine package shares its name with the `checkpoint()` harness event: it is
+# loaded here, before the function is bound, so the name stays the function (a submodule sets
+# its parent's attribute only when it is first loaded).
+from . import checkpoint as _checkpoint_package  # noqa: F401
+from .checkpoint import ResumePoint, resume_point_from_trace
 from .errors import (
     AgentEvalsError,
     CassetteError,
+    CheckpointError,
     ConfigError,
+    ContractDrift,
     GoldenError,
     GuardError,
     HistoryError,
@@ -41,7 +48,9 @@ __all__ = [
     "Budget",
     "BudgetLeft",
     "CassetteError",
+    "CheckpointError",
     "ConfigError",
+    "ContractDrift",
     "GoldenError",
     "Guard",
     "GuardError",
@@ -55,6 +64,7 @@ __all__ = [
     "ReplayReport",
     "ReplaySession",
     "Replayer",
+    "ResumePoint",
     "RunStopped",
     "Settings",
     "SimError",
@@ -73,6 +83,7 @@ __all__ = [
     "expect_progress",
     "note",
     "read_trace",
+    "resume_point_from_trace",
     "tool",
     "verification",
 ]

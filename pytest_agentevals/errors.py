@@ -140,3 +140,26 @@ class LedgerError(AgentEvalsError):
 class ReportError(AgentEvalsError):
     """A run report that cannot be written: no trace to build it from, or an output that would hold a
     secret (the report names the place and is not written)."""
+
+
+class CheckpointError(AgentEvalsError):
+    """A checkpoint fixture (or a trace's checkpoint) that cannot be booted: missing, damaged, tampered
+    with, hostile, or written by a newer version. Names the fixture, the file and the fix; nothing is
+    left half restored."""
+
+    def __init__(self, where: str | Path, problem: str, fix: str = "") -> None:
+        self.where = str(where)
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{self.where}: {problem}" + (f" ({fix})" if fix else ""))
+
+
+class ContractDrift(CheckpointError):
+    """The environment contradicts a checkpoint's contract: the drift table, and how to fix it."""
+
+    def __init__(self, where: str | Path, table: str, fix: str) -> None:
+        self.where = str(where)
+        self.problem = "the environment drifted from the checkpoint's contract"
+        self.fix = fix
+        self.table = table
+        AgentEvalsError.__init__(self, f"{self.where}: {self.problem}:\n{table}\n{fix}")
