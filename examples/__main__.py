@@ -5,8 +5,11 @@ Each stage is the command a user would type, printed before it runs:
 2. summarize its trace, and draw it: the run report (one self-contained HTML page),
 3. the step layer: the example's golden decisions, replayed offline (the every-commit gate),
 4. the replay layer: the example's recorded runs, an incident among them, re-executed offline with
-   the network blocked (the every-merge gate), then scanned for secrets,
-5. the marathon layer, last: five seeded end-to-end runs under a budget and a watchdog, a crash and a
+   the network blocked (the every-merge gate),
+5. the resume layer: the example's checkpoint fixtures verified (hashes, format, contract), then
+   booted, each running its next leg against the simulated model (the daily gate),
+6. every cassette, golden and fixture scanned for secrets,
+7. the marathon layer, last: five seeded end-to-end runs under a budget and a watchdog, a crash and a
    stall among them, and the verdict table over the seeds with n and 95% intervals (the nightly gate).
 It stops at the first stage that fails and exits with its code.
 """
@@ -48,7 +51,9 @@ def stages() -> list[list[str]]:
         [*agentevals, "report", str(TRACE), "-o", str(REPORT)],
         [sys.executable, "-m", "pytest", "goldens", "-m", "step", "-q"],
         [sys.executable, "-m", "pytest", "cassettes", "-m", "replay", "-q"],
-        [*agentevals, "scan", "cassettes", "goldens"],
+        [*agentevals, "checkpoint", "verify"],
+        [sys.executable, "-m", "pytest", "fixtures", "-m", "resume", "-q"],
+        [*agentevals, "scan", "cassettes", "goldens", "fixtures"],
         [sys.executable, "-m", "pytest", "marathons", "-m", "marathon", "-q", "--agentevals-rerun-seeds"],
     ]
 

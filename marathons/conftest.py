@@ -54,6 +54,10 @@ def pytest_agentevals_run_agent(task: Any, marathon: Any) -> Any:
     )
 
 
+def pytest_agentevals_contract() -> dict[str, Any]:
+    return taskrunner.contract()  # in each seed's trace: a checkpoint of it boots as a fixture would
+
+
 def pytest_agentevals_resume_agent(checkpoint: Any) -> Any:
     """The next leg of a crashed seed, from its last checkpoint: the restored workspace and state. The
     crash happened once; the weather goes on."""

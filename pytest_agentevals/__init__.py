@@ -8,10 +8,13 @@ from importlib.metadata import PackageNotFoundError, version
 # loaded here, before the function is bound, so the name stays the function (a submodule sets
 # its parent's attribute only when it is first loaded).
 from . import checkpoint as _checkpoint_package  # noqa: F401
+from .checkpoint import ResumePoint, resume_point_from_trace
 from .errors import (
     AgentEvalsError,
     CassetteError,
+    CheckpointError,
     ConfigError,
+    ContractDrift,
     GoldenError,
     GuardError,
     HistoryError,
@@ -45,7 +48,9 @@ __all__ = [
     "Budget",
     "BudgetLeft",
     "CassetteError",
+    "CheckpointError",
     "ConfigError",
+    "ContractDrift",
     "GoldenError",
     "Guard",
     "GuardError",
@@ -59,6 +64,7 @@ __all__ = [
     "ReplayReport",
     "ReplaySession",
     "Replayer",
+    "ResumePoint",
     "RunStopped",
     "Settings",
     "SimError",
@@ -77,6 +83,7 @@ __all__ = [
     "expect_progress",
     "note",
     "read_trace",
+    "resume_point_from_trace",
     "tool",
     "verification",
 ]

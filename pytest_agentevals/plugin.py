@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from . import guards_plugin
-from .checkpoint.layer import ResumeHookspecs
+from .checkpoint.layer import ResumeHookspecs, ResumeLayer, declared_contract
 from .errors import ConfigError
 from .golden.layer import StepLayer
 from .history.collector import HistoryCollector
@@ -66,6 +66,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SETTINGS_KEY] = settings
     config.pluginmanager.register(PyramidSummary(), "agentevals-pyramid")
     config.pluginmanager.register(ReplayLayer(settings), "agentevals-replay")
+    config.pluginmanager.register(ResumeLayer(settings), "agentevals-resume")
     config.pluginmanager.register(guards_plugin, "agentevals-guards")
     config.pluginmanager.register(StepLayer(settings), "agentevals-step")
     config.pluginmanager.register(MarathonLayer(settings), "agentevals-marathon")
@@ -85,7 +86,8 @@ def agentevals_recorder(request: pytest.FixtureRequest) -> Iterator[Recorder]:
 
     Recording is on from setup to teardown: model calls through httpx/httpx2, `@tool` calls and
     harness events all land in the test's trace. A test's trace from an earlier session is replaced.
-    The run is guarded by the configured budget and the test's `agentevals_budget` marker.
+    The run is guarded by the configured budget and the test's `agentevals_budget` marker, and its
+    contract holds what the `pytest_agentevals_contract()` hooks declare.
     """
     settings = settings_of(request.config)
     path = trace_path_for(request.node.nodeid, settings.trace_dir)
@@ -97,6 +99,7 @@ def agentevals_recorder(request: pytest.FixtureRequest) -> Iterator[Recorder]:
         packages=settings.contract_packages,
         prices=settings.prices,
         guards=guards_plugin.guards_for_item(request.node, settings),
+        contract=declared_contract(request.node),
     )
     with recorder:
         yield recorder

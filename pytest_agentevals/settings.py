@@ -19,6 +19,7 @@ from typing import Any
 from .errors import AgentEvalsError, ConfigError
 from .layers import BY_NAME, LAYER_NAMES
 from .marathon.seeds import SELECTION_FORMS, SeedSelection, parse_selection
+from .recording.contract import tolerances
 from .recording.guards.limits import KEYS as BUDGET_KEYS
 from .recording.guards.limits import Budget
 from .recording.program import parse_allowed
@@ -26,6 +27,7 @@ from .recording.program import parse_allowed
 Source = str  # "cli", "marker", "pyproject" or "default"
 
 RECORD_MODES = ("none", "once", "new", "all")
+CONTRACT_POLICIES = ("fail", "warn", "skip")
 REPLAY_MODES = ("strict", "sequential")
 FLAKY_MODES = ("off", "warn", "fail")
 
@@ -122,6 +124,12 @@ def _programs(key: str, raw: Any) -> tuple[str, ...]:
             raise ConfigError(
                 key, f"{entry!r} is not a program", 'write "-m package.module" or "path/to/script.py"'
             ) from exc
+    return entries
+
+
+def _tolerances(key: str, raw: Any) -> tuple[str, ...]:
+    entries = _str_list(key, raw)
+    tolerances(key, entries)
     return entries
 
 
@@ -382,6 +390,23 @@ OPTIONS: tuple[Option, ...] = (
         None,
         "write the HTML run report of the traces this session recorded to this file when it ends",
     ),
+    Option(
+        "contract_policy",
+        _choice(CONTRACT_POLICIES),
+        "fail",
+        "what a resumed checkpoint whose environment contract drifted does: fail before anything runs, "
+        "warn and go on, or skip the check",
+        choices=CONTRACT_POLICIES,
+        marker_kwarg="contract",
+    ),
+    Option(
+        "contract_tolerate",
+        _tolerances,
+        (),
+        'contract keys whose drift is tolerated: "KEY" (globs allowed) or "KEY:patch" / "KEY:minor" / '
+        '"KEY:major" for versions, e.g. "python:patch" (comma-separated on the CLI)',
+        marker_kwarg="tolerate",
+    ),
 )
 
 BY_KEY: dict[str, Option] = {option.key: option for option in OPTIONS}
@@ -443,6 +468,8 @@ class Settings:
     seeds: SeedSelection | None = None
     rerun_seeds: bool = False
     report: Path | None = None
+    contract_policy: str = "fail"
+    contract_tolerate: tuple[str, ...] = ()
     sources: dict[str, Source] = field(default_factory=dict, compare=False)
 
     @classmethod
@@ -517,6 +544,8 @@ class Settings:
             seeds=values["seeds"],
             rerun_seeds=values["rerun_seeds"],
             report=None if values["report"] is None else absolute(values["report"]),
+            contract_policy=values["contract_policy"],
+            contract_tolerate=values["contract_tolerate"],
             sources=sources,
         )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import os
 import subprocess
 import sys
@@ -336,3 +337,27 @@ def test_command_line_exit_status_says_whether_the_run_finished(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sim-" + "key")  # --sim wins over a key in the environment
     assert taskrunner_main(["--tasks", "2", "--sim"]) == 0
     assert capsys.readouterr().out.startswith("sim status=ok")
+
+
+def test_the_checked_in_checkpoint_fixtures_are_what_their_script_makes(tmp_path: Path) -> None:
+    """`fixtures/make_examples.py` makes the example's fixtures again: same checkpoints, same state, the
+    same workspace; so the checked-in ones are never stale."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_examples", REPO / "fixtures" / "make_examples.py")
+    assert spec is not None
+    assert spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.main(tmp_path / "fixtures", tmp_path / "source.trace.jsonl") == 0
+    names = sorted(p.name for p in (tmp_path / "fixtures").iterdir())
+    assert names == ["taskrunner-after-compaction", "taskrunner-before-stall", "taskrunner-early"]
+    for name in names:
+        made, kept = tmp_path / "fixtures" / name, REPO / "fixtures" / name
+        for file in ("state.json", "workspace.index.json", "workspace.tar"):
+            assert (made / file).read_bytes() == (kept / file).read_bytes(), f"{name}/{file}"
+        made_manifest, kept_manifest = (json.loads((f / "manifest.json").read_text()) for f in (made, kept))
+        for key in ("step", "checkpoint", "task", "seed", "workspace"):
+            assert made_manifest[key] == kept_manifest[key], f"{name}: {key}"
+        assert made_manifest["lineage"]["progress"] == kept_manifest["lineage"]["progress"]
+        assert sorted(made_manifest["files"]) == sorted(kept_manifest["files"])

@@ -11,9 +11,14 @@ COLLECT = [sys.executable, "-m", "pytest", "--co", "-q", "-p", "no:cacheprovider
 
 
 def test_dash_m_at_the_root_collects_each_layer_of_the_example() -> None:
-    # One collection for both layers: it walks the whole suite, which takes a while.
+    # One collection for the layers: it walks the whole suite, which takes a while.
     done = subprocess.run(
-        [*COLLECT, "-m", "step or replay"], cwd=REPO, capture_output=True, text=True, timeout=300, check=False
+        [*COLLECT, "-m", "step or replay or resume"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     collected = done.stdout.splitlines()
@@ -22,3 +27,5 @@ def test_dash_m_at_the_root_collects_each_layer_of_the_example() -> None:
     assert any(line.startswith("goldens/taskrunner-stall.yaml::") for line in collected)
     # The replay layer: the example's recorded runs, replayed by their tests.
     assert "tests/test_example_replay.py::test_a_recorded_run_replays_offline" in collected
+    # The resume layer: the example's checkpoint fixtures, booted by their tests.
+    assert "fixtures/test_resume_examples.py::test_next_leg_after_compaction" in collected

@@ -74,7 +74,8 @@ def test_a_marker_keyword_that_is_no_setting_is_an_error(tmp_path: Path) -> None
     # A layer passes on only the setting keywords of its marker; anything else is a mistake.
     with pytest.raises(
         ConfigError,
-        match=r"@pytest.mark.replay\(mdoe=...\): unknown keyword \(setting keywords: record, mode\)",
+        match=r"@pytest.mark.replay\(mdoe=...\): unknown keyword "
+        r"\(setting keywords: record, mode, contract, tolerate\)",
     ):
         Settings.resolve(tmp_path).for_marker("replay", {"mdoe": "strict"})
 

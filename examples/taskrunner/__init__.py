@@ -20,7 +20,7 @@ import anthropic
 
 from pytest_agentevals.sim import FaultPlan, SimServer
 
-from .harness import AgentState, HarnessConfig, RunResult
+from .harness import STATE_VERSION, AgentState, HarnessConfig, RunResult
 from .policy import ScriptedModel
 from .supervisor import Checkpoint, run_agent
 from .tasks import Task, make_tasks
@@ -32,7 +32,9 @@ __all__ = [
     "RunResult",
     "ScriptedModel",
     "Task",
+    "contract",
     "make_tasks",
+    "resume_recorded",
     "run",
     "run_agent",
     "start_recorded",
@@ -78,6 +80,46 @@ def run(
             return run_agent(client, task_list, workspace, config, resume)
 
 
+def contract() -> dict[str, Any]:
+    """What this harness declares about its environment, for a recorded run's contract
+    (`Recorder(contract=...)`) and a resumed checkpoint's (the `pytest_agentevals_contract()` hook):
+    the shape of the state it checkpoints."""
+    return {"taskrunner.state_version": STATE_VERSION}
+
+
+def _config_of(task: dict[str, Any], overrides: dict[str, Any]) -> HarnessConfig:
+    """The harness's settings a recorded task names (`compact_at`), under `overrides`."""
+    named = {key: task[key] for key in ("compact_at",) if task.get(key) is not None}
+    return dataclasses.replace(HarnessConfig(), **{**named, **overrides})
+
+
+def resume_recorded(checkpoint: Any, **overrides: Any) -> RunResult:
+    """Resume a recorded run from one of its checkpoints, against the seeded simulated model: the next
+    leg. `checkpoint` is what the resume layer's hook receives (a fixture booted by
+    `@pytest.mark.resume`, or a `ResumePoint`): its `workspace` is already restored, its `state` is
+    the agent's, its `task` the recorded run's (agent, tasks, seed, stall_at, compact_at).
+
+    The model's script goes on where the recorded run's was: a stall the run met after the checkpoint
+    comes at the same point of the leg (the model's work calls so far are the checkpoint's steps less
+    its compaction calls)."""
+    task = checkpoint.task
+    if not isinstance(task, dict) or task.get("agent") != "taskrunner":
+        raise ValueError(f"not a taskrunner task: {task!r}")
+    workspace = Path(checkpoint.workspace)
+    state = AgentState.from_dict(dict(checkpoint.state))
+    done = int(checkpoint.step) - int(checkpoint.lineage.get("compactions") or 0)
+    stall_at = task.get("stall_at")
+    left = stall_at - done if isinstance(stall_at, int) and stall_at > done else None
+    return run(
+        task["tasks"],
+        seed=task["seed"],
+        stall_at=left,
+        workspace=workspace,
+        resume=Checkpoint.capture(state, workspace),
+        config=_config_of(task, overrides),
+    )
+
+
 def start_recorded(
     task: dict[str, Any], workspace: str | Path, resume: Checkpoint | None = None, **overrides: Any
 ) -> RunResult:
@@ -86,7 +128,7 @@ def start_recorded(
     replay, the recording. `overrides` are HarnessConfig fields, for testing a changed harness."""
     if task.get("agent") != "taskrunner":
         raise ValueError(f"not a taskrunner task: {task!r}")
-    config = dataclasses.replace(HarnessConfig(), **overrides)
+    config = _config_of(task, overrides)
     # The default base URL: inside a replay nothing leaves the machine; the replay answers first.
     client = anthropic.Anthropic(api_key="replay-" + "no-key-needed", max_retries=config.max_retries)
     with client:

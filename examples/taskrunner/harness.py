@@ -83,6 +83,11 @@ class RunResult:
         return text + (f" error={self.error}" if self.error else "")
 
 
+# The shape of `AgentState.to_dict()`: declared in the harness's environment contract (see
+# `taskrunner.contract()`), so a checkpoint saved by another shape is not resumed as if it were this one.
+STATE_VERSION = 1
+
+
 @dataclass
 class AgentState:
     """What a checkpoint keeps: the verified tasks, in order, and the last compaction summary."""

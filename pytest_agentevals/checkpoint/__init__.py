@@ -1,8 +1,38 @@
 """The resume layer's engine: checkpoint fixtures — their format, extraction, safe restore, the
-environment contract — and booting from a checkpoint. No pytest here; `layer.py` is the face.
+environment contract — and booting from a checkpoint, from plain Python. No pytest here; `layer.py`
+is the face (registered by the plugin). See docs/resume.md.
+
+    fixture, _ = extract("run.trace.jsonl", 120, "after-compaction", Path("fixtures"))
+    fixture = open_fixture("after-compaction", Path("fixtures"))
+    fixture.check_contract(declared={"db.schema": 3})          # ContractDrift on a drift
+    session = ResumeSession(fixture, workspace=..., trace=..., runner=start_my_agent).boot()
+    point = resume_point_from_trace(Path("run.trace.jsonl"), "latest", workspace)  # a live run's own
 """
 
 from .boot import ResumePoint, resume_point_from_trace
+from .contract import ContractGuard, Drift
+from .extract import extract
+from .fixture import FORMAT_VERSION, Fixture
+from .phase import Phase
 from .restore import Entry
+from .session import ContractDriftWarning, ResumeSession
+from .store import names, open_fixture
+from .until import Condition, Until
 
-__all__ = ["Entry", "ResumePoint", "resume_point_from_trace"]
+__all__ = [
+    "FORMAT_VERSION",
+    "Condition",
+    "ContractDriftWarning",
+    "ContractGuard",
+    "Drift",
+    "Entry",
+    "Fixture",
+    "Phase",
+    "ResumePoint",
+    "ResumeSession",
+    "Until",
+    "extract",
+    "names",
+    "open_fixture",
+    "resume_point_from_trace",
+]

@@ -1,17 +1,47 @@
-"""The resume layer's pytest face: its hooks.
+"""The resume layer's pytest face: the `resume` marker, the `agentevals_checkpoint` fixture and the
+hooks; it hands off to the engine (`session.py`). Registered by `pytest_agentevals.plugin`.
 
-`ResumeHookspecs` is registered by `pytest_agentevals.plugin` whenever the plugin loads, so every
-face that boots from a checkpoint — this layer's fixture, the marathon layer's supervisor restarting
-a crashed seed — can call `config.hook.pytest_agentevals_resume_agent(checkpoint=...)`.
+```python
+@pytest.mark.resume("taskrunner-after-compaction", until="progress>=0.6", max_calls=80)
+def test_next_leg_after_compaction(agentevals_checkpoint):
+    result = agentevals_checkpoint.run_agent()        # the harness boots from the checkpoint
+    assert agentevals_checkpoint.phase.verified_gain > 0
+```
+
+`@pytest.mark.resume(fixture, *, until=None, mode="live"|"replayed", contract=, tolerate=,
+max_calls=, max_tokens=, max_cost_usd=, max_seconds=, ...)` is checked at collection (`RESUME`, a
+`MarkerSpec`): the fixture's name, an `until` condition (`until.py`), the mode, the contract policy and
+tolerances (settings `contract_policy`, `contract_tolerate`), and any budget key of docs/guards.md for
+the leg. A bare marker only tags a test as the resume layer's.
+
+`ResumeHookspecs` is registered by the plugin whenever it loads, so every face that boots from a
+checkpoint — this layer's fixture, the marathon layer's supervisor restarting a crashed seed — can
+call `config.hook.pytest_agentevals_resume_agent(checkpoint=...)`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 import pytest
 
+from .. import guards_plugin
+from ..errors import AgentEvalsError, ConfigError
+from ..markers import MarkerSpec
+from ..recording.contract import tolerances
+from ..recording.guards import guards_for
+from ..recording.guards.limits import KEYS as BUDGET_KEYS
+from ..recording.guards.limits import check
+from ..recording.naming import trace_path_for
+from ..settings import Settings
 from .boot import ResumePoint
+from .contract import table
+from .session import MODES, ContractDriftWarning, ResumeSession
+from .store import open_fixture
+from .until import Condition
 
 
 class ResumeHookspecs:
@@ -34,3 +64,149 @@ class ResumeHookspecs:
         implementation's dict is merged. A resumed checkpoint compares the values it recorded with these
         before anything runs; a run recorded by the plugin stores them in `run_start.contract`.
         """
+
+
+def _name(where: str, raw: Any) -> str:
+    if isinstance(raw, str) and raw.strip():
+        return raw
+    raise ConfigError(where, f"{raw!r} is not a fixture name", "give the name of a folder under fixtures/")
+
+
+def _mode(where: str, raw: Any) -> str:
+    if raw not in MODES:
+        raise ConfigError(where, f"{raw!r} is not allowed", "use one of: " + ", ".join(MODES))
+    return str(raw)
+
+
+def _budget_key(key: str) -> Callable[[str, Any], Any]:
+    def parse(where: str, raw: Any) -> Any:
+        return None if raw is None else check(where, key, raw)
+
+    return parse
+
+
+RESUME = MarkerSpec(
+    "resume",
+    positional=("fixture",),
+    keywords={
+        "fixture": _name,
+        "until": Condition.parse,
+        "mode": _mode,
+        **{key: _budget_key(key) for key in BUDGET_KEYS},
+    },
+    settings=("contract", "tolerate"),
+)
+SESSION_KEY = pytest.StashKey[ResumeSession]()
+
+
+def declared_contract(item: pytest.Item) -> dict[str, Any]:
+    """What the harness declares now for this test: every `pytest_agentevals_contract()` dict of the
+    plugins and of the conftest.py files that apply to the test's folder, merged."""
+    declared: dict[str, Any] = {}
+    for part in reversed(item.ihook.pytest_agentevals_contract()):
+        if part is None:
+            continue
+        if not isinstance(part, dict):
+            raise AgentEvalsError(
+                f"a pytest_agentevals_contract() hook returned {type(part).__name__}; return a dict of "
+                "JSON values by key (or None)"
+            )
+        declared.update(part)
+    return declared
+
+
+class ResumeLayer:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        RESUME.check(session, items, self.settings)
+
+    @pytest.fixture
+    def agentevals_checkpoint(self, request: pytest.FixtureRequest) -> Iterator[ResumeSession]:
+        """The test's checkpoint, booted from `@pytest.mark.resume("NAME", ...)`: the fixture's
+        workspace restored into the test's own temporary folder, the contract checked, the state
+        loaded, and the leg's recorder running with its guards. `run_agent()` runs the next leg through
+        the `pytest_agentevals_resume_agent` hook; `phase` holds its metrics."""
+        item = request.node
+        marked = RESUME.of(item)
+        name = marked.values.get("fixture") if marked is not None else None
+        if marked is None or name is None:
+            raise AgentEvalsError(
+                f"{item.nodeid}: agentevals_checkpoint boots a checkpoint fixture: mark the test "
+                '@pytest.mark.resume("NAME") with the name of a folder under '
+                f"{self.settings.fixtures_dir.name}/ (agentevals checkpoint list shows them)"
+            )
+        if "agentevals_recorder" in request.fixturenames:
+            raise AgentEvalsError(
+                f"{item.nodeid}: agentevals_checkpoint records the leg itself (its trace is "
+                "phase.trace); drop the agentevals_recorder fixture from this test"
+            )
+        settings = marked.settings
+        fixture = open_fixture(name, settings.fixtures_dir, settings.rootdir)
+        mode = marked.values.get("mode", "live")
+        budget = guards_plugin.budget_for(item, settings, markers=("resume",))
+        if mode == "replayed":
+            budget = dataclasses.replace(budget, max_daily_cost_usd=None)  # replayed calls cost nothing
+        hooks = item.ihook  # the hooks of the conftest.py files that apply to the test
+
+        def ask(run: Any, reason: str) -> Any:
+            return hooks.pytest_agentevals_watchdog(run=run, reason=reason)
+
+        def runner(checkpoint: ResumeSession) -> Any:
+            __tracebackhide__ = True
+            return hooks.pytest_agentevals_resume_agent(checkpoint=checkpoint)
+
+        workspace = request.getfixturevalue("tmp_path") / "workspace"
+        session = ResumeSession(
+            fixture,
+            workspace=workspace,
+            trace=trace_path_for(item.nodeid, settings.trace_dir),
+            mode=mode,
+            until=marked.values.get("until"),
+            guards=guards_for(budget, ledger=settings.ledger, ask=ask),
+            declared=declared_contract(item),
+            policy=settings.contract_policy,
+            tolerate=tolerances("contract_tolerate", settings.contract_tolerate),
+            runner=runner,
+            label=item.nodeid,
+            packages=settings.contract_packages,
+            prices=settings.prices,
+        )
+        item.stash[SESSION_KEY] = session
+        try:
+            session.boot()
+            if session.drifts:
+                warnings.warn(
+                    ContractDriftWarning(f"{fixture.where}: the contract drifted:\n{table(session.drifts)}"),
+                    stacklevel=1,
+                )
+            yield session
+        finally:
+            session.close()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        try:
+            return (yield)
+        finally:
+            session = item.stash.get(SESSION_KEY, None)
+            if session is not None:
+                item.add_report_section("call", "agentevals resume", self.section(session))
+
+    @staticmethod
+    def section(session: ResumeSession) -> str:
+        fixture = session.fixture
+        lines = [
+            f"resumed {fixture.name} (sha256 {fixture.sha256[:12]}, step {fixture.step} of run "
+            f"{session.lineage.get('run_id')}, progress {session.progress:.3g}) in {session.mode} mode"
+        ]
+        if session.drifts:
+            lines.append("contract drift:\n" + table(session.drifts))
+        lines.append(
+            session.phase.summary() if session.ran else f"the leg did not run; trace {session.trace}"
+        )
+        return "\n".join(lines)

@@ -163,10 +163,14 @@ def stays_inside(name: str, target: str, links: Mapping[str, str]) -> bool:
 Content = Callable[[Entry], bytes]  # a file entry's bytes (checked against its sha256 by the caller)
 
 
-def restore(workspace: Path, entries: Sequence[Entry], content: Content, where: str) -> Path:
-    """Write `entries` (checked first) as the new workspace `workspace`, which must not exist or be an
-    empty folder. Returns the workspace's path; leaves nothing behind when anything fails."""
-    check_entries(entries, where)
+def restore(
+    workspace: Path, entries: Sequence[Entry], content: Content, where: str, *, checked: bool = False
+) -> Path:
+    """Write `entries` (checked first, unless the caller did: `checked`) as the new workspace
+    `workspace`, which must not exist or be an empty folder. Returns the workspace's path; leaves
+    nothing behind when anything fails."""
+    if not checked:
+        check_entries(entries, where)
     workspace = Path(workspace)
     _check_target(workspace)
     workspace.parent.mkdir(parents=True, exist_ok=True)
@@ -186,19 +190,20 @@ def write_entries(root: Path, entries: Iterable[Entry], content: Content) -> Non
     """Folders and files first, links last, into `root` (a folder this process just made)."""
     links: list[Entry] = []
     made: set[str] = set()
+    base = os.fspath(root)
     for entry in entries:
         if entry.kind == LINK:
             links.append(entry)
             continue
         folder = entry.path if entry.kind == FOLDER else posixpath.dirname(entry.path)
         if folder and folder not in made:
-            os.makedirs(root / folder, exist_ok=True)
+            os.makedirs(os.path.join(base, folder), exist_ok=True)
             made.add(folder)
         if entry.kind == FOLDER:
-            os.chmod(root / entry.path, (entry.mode & 0o777) | 0o700)
+            os.chmod(os.path.join(base, entry.path), (entry.mode & 0o777) | 0o700)
             continue
         data = content(entry)
-        fd = os.open(root / entry.path, _WRITE, 0o600)
+        fd = os.open(os.path.join(base, entry.path), _WRITE, 0o600)
         try:
             view = memoryview(data)
             while view:

@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 
 from .. import guards_plugin
+from ..checkpoint.layer import declared_contract
 from ..errors import ConfigError
 from ..history import ci_env
 from ..markers import MarkerSpec, anything
@@ -358,7 +359,7 @@ class MarathonLayer:
             fail_on=marked.values.get("fail_on", ()),
             max_restarts=marked.values.get("max_restarts", 0),
             resumer=_resumer(item),
-            contract=_contract(item),
+            contract=declared_contract(item),
         )
         item.stash[RUN_KEY] = run
         item.user_properties.append((TRACE_PROPERTY, str(run.trace)))  # for the session's run report
@@ -470,15 +471,6 @@ def _resumer(item: pytest.Item) -> Any:
         return hook(checkpoint=point)
 
     return resume
-
-
-def _contract(item: pytest.Item) -> dict[str, Any]:
-    """What the harness declares about its environment (the resume layer's contract hook), merged."""
-    merged: dict[str, Any] = {}
-    for declared in item.ihook.pytest_agentevals_contract():
-        if isinstance(declared, dict):
-            merged.update(declared)
-    return merged
 
 
 def _trace_finder(folder: Any) -> render.TracePath:

@@ -59,6 +59,8 @@ class Recorder:
     `task` is the run's initial task (what a replay needs to start the agent again); `contract`
     adds what the harness declares about its environment (fixture hashes, prompt versions...).
     `guards` see every model request before it leaves and may stop the run (docs/guards.md).
+    `resumed_from` says where a resumed run starts: the checkpoint fixture (its name and SHA-256) or
+    trace it was booted from (`run_start.resumed_from`).
     """
 
     def __init__(
@@ -75,8 +77,10 @@ class Recorder:
         secrets: tuple[str, ...] = (),
         http: bool = True,
         guards: Sequence[Guard] = (),
+        resumed_from: Mapping[str, Any] | None = None,
     ) -> None:
         self.path = Path(path)
+        self.resumed_from = dict(resumed_from) if resumed_from is not None else None
         self.agent = agent
         self.seed = seed
         self.task = task
@@ -139,6 +143,8 @@ class Recorder:
         }
         if self.task is not None:
             start["task"] = self.task
+        if self.resumed_from is not None:
+            start["resumed_from"] = self.resumed_from
         if self.guards:
             start["budget"] = self.guarding.limits()
             start["guards"] = [guard.name for guard in self.guards]
