@@ -8,7 +8,9 @@ Each stage is the command a user would type, printed before it runs:
    the network blocked (the every-merge gate),
 5. the resume layer: the example's checkpoint fixtures verified (hashes, format, contract), then
    booted, each running its next leg against the simulated model (the daily gate),
-6. every cassette, golden and fixture scanned for secrets.
+6. every cassette, golden and fixture scanned for secrets,
+7. the marathon layer, last: five seeded end-to-end runs under a budget and a watchdog, a crash and a
+   stall among them, and the verdict table over the seeds with n and 95% intervals (the nightly gate).
 It stops at the first stage that fails and exits with its code.
 """
 
@@ -52,6 +54,7 @@ def stages() -> list[list[str]]:
         [*agentevals, "checkpoint", "verify"],
         [sys.executable, "-m", "pytest", "fixtures", "-m", "resume", "-q"],
         [*agentevals, "scan", "cassettes", "goldens", "fixtures"],
+        [sys.executable, "-m", "pytest", "marathons", "-m", "marathon", "-q", "--agentevals-rerun-seeds"],
     ]
 
 

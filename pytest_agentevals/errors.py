@@ -142,6 +142,11 @@ class ReportError(AgentEvalsError):
     secret (the report names the place and is not written)."""
 
 
+class MarathonError(AgentEvalsError):
+    """A marathon's results cannot be used: a malformed results file (named with its line), two
+    results of one seed and commit that disagree, a comparison with nothing to pair."""
+
+
 class CheckpointError(AgentEvalsError):
     """A checkpoint fixture (or a trace's checkpoint) that cannot be booted: missing, damaged, tampered
     with, hostile, or written by a newer version. Names the fixture, the file and the fix; nothing is

@@ -13,6 +13,7 @@ from .errors import ConfigError
 from .golden.layer import StepLayer
 from .history.collector import HistoryCollector
 from .layers import LAYERS
+from .marathon.layer import MarathonLayer
 from .recording.naming import TRACE_PROPERTY, trace_path_for
 from .recording.recorder import Recorder
 from .recording.replay.layer import ReplayHookspecs, ReplayLayer
@@ -68,6 +69,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(ResumeLayer(settings), "agentevals-resume")
     config.pluginmanager.register(guards_plugin, "agentevals-guards")
     config.pluginmanager.register(StepLayer(settings), "agentevals-step")
+    config.pluginmanager.register(MarathonLayer(settings), "agentevals-marathon")
     config.pluginmanager.register(HistoryCollector.from_config(config, settings), "agentevals-history")
     if settings.report is not None:
         config.pluginmanager.register(SessionReport(config, settings.report), "agentevals-report")

@@ -18,6 +18,7 @@ from typing import Any
 
 from .errors import AgentEvalsError, ConfigError
 from .layers import BY_NAME, LAYER_NAMES
+from .marathon.seeds import SELECTION_FORMS, SeedSelection, parse_selection
 from .recording.contract import tolerances
 from .recording.guards.limits import KEYS as BUDGET_KEYS
 from .recording.guards.limits import Budget
@@ -247,6 +248,10 @@ def _flaky_budget(key: str, raw: Any) -> dict[str, float]:
     return out
 
 
+def _seed_selection(key: str, raw: Any) -> SeedSelection:
+    return parse_selection(key, raw)
+
+
 def _budget(key: str, raw: Any) -> Budget:
     return Budget.parse(key if key.startswith("--") else "[tool.agentevals.budget]", raw)
 
@@ -358,6 +363,28 @@ OPTIONS: tuple[Option, ...] = (
         "the daily cost ledger shared by every run that uses it (max_daily_cost_usd)",
     ),
     Option(
+        "marathon_dir",
+        _path,
+        ".agentevals/marathons",
+        "where marathon tests keep each seed's trace (<test>/seed-<n>.trace.jsonl) and the results file "
+        "(results.jsonl)",
+    ),
+    Option(
+        "seeds",
+        _seed_selection,
+        None,
+        f"run only these seeds of each marathon test (a CI job's share): {SELECTION_FORMS}",
+        metavar="SEEDS",
+    ),
+    Option(
+        "rerun_seeds",
+        _bool,
+        False,
+        "run marathon seeds again that already have a result at this commit (by default a rerun of the "
+        "same command continues with the seeds still missing)",
+        flag=True,
+    ),
+    Option(
         "report",
         _optional_path,
         None,
@@ -437,6 +464,9 @@ class Settings:
     run_id: str | None
     budget: Budget = field(default_factory=Budget)
     ledger: Path = Path(".agentevals/ledger.json")
+    marathon_dir: Path = Path(".agentevals/marathons")
+    seeds: SeedSelection | None = None
+    rerun_seeds: bool = False
     report: Path | None = None
     contract_policy: str = "fail"
     contract_tolerate: tuple[str, ...] = ()
@@ -510,6 +540,9 @@ class Settings:
             run_id=values["run_id"],
             budget=values["budget"],
             ledger=absolute(values["ledger"]),
+            marathon_dir=absolute(values["marathon_dir"]),
+            seeds=values["seeds"],
+            rerun_seeds=values["rerun_seeds"],
             report=None if values["report"] is None else absolute(values["report"]),
             contract_policy=values["contract_policy"],
             contract_tolerate=values["contract_tolerate"],

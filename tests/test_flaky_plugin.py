@@ -88,49 +88,53 @@ def _flaky(path: Path) -> list[str]:
         store.close()
 
 
+VARIANT = '{"seed":7,"seeds":[7]}'  # the marker's keywords and the seed
+
+
 def test_a_test_that_passes_then_fails_on_one_commit_is_flaky(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_agent="""
         import os, pytest
 
-        @pytest.mark.marathon(seed=7)
+        @pytest.mark.marathon(seeds=[7])
         def test_flip():
             assert not os.path.exists("fail-now")
 
-        @pytest.mark.marathon(seed=7)
+        @pytest.mark.marathon(seeds=[7])
         def test_steady():
             pass
         """
     )
-    first = pytester.runpytest("--agentevals-sha=c1")
+    # A marathon seed with a result at the commit is kept, not rerun, unless asked.
+    first = pytester.runpytest("--agentevals-sha=c1", "--agentevals-rerun-seeds")
     first.assert_outcomes(passed=2)
     (pytester.path / "fail-now").touch()
-    second = pytester.runpytest("--agentevals-sha=c1")
+    second = pytester.runpytest("--agentevals-sha=c1", "--agentevals-rerun-seeds")
     second.assert_outcomes(passed=1, failed=1)
     # On by default, under the run's own rootdir.
     history = pytester.path / ".agentevals" / "history.sqlite"
     rows = _attempts(history)
     assert [(r.test_id, r.layer, r.variant, r.sha, r.attempt, r.outcome, r.worker) for r in rows] == [
-        ("test_agent.py::test_flip", "marathon", '{"seed":7}', "c1", 1, "passed", "main"),
-        ("test_agent.py::test_steady", "marathon", '{"seed":7}', "c1", 1, "passed", "main"),
-        ("test_agent.py::test_flip", "marathon", '{"seed":7}', "c1", 1, "failed", "main"),
-        ("test_agent.py::test_steady", "marathon", '{"seed":7}', "c1", 1, "passed", "main"),
+        ("test_agent.py::test_flip[seed=7]", "marathon", VARIANT, "c1", 1, "passed", "main"),
+        ("test_agent.py::test_steady[seed=7]", "marathon", VARIANT, "c1", 1, "passed", "main"),
+        ("test_agent.py::test_flip[seed=7]", "marathon", VARIANT, "c1", 1, "failed", "main"),
+        ("test_agent.py::test_steady[seed=7]", "marathon", VARIANT, "c1", 1, "passed", "main"),
     ]
     assert rows[0].run_id.startswith("local-")
     assert rows[0].run_id != rows[2].run_id
-    assert _flaky(history) == ["test_agent.py::test_flip"]
+    assert _flaky(history) == ["test_agent.py::test_flip[seed=7]"]
     second.stdout.fnmatch_lines(
         [
             "*= agentevals flakiness =*",
             "not enough data yet: marathon 2 verdicts (1 FLAKY); a layer is judged once it has 30 "
             "(min_samples)",
-            '    flaky 1 of 1: test_agent.py::test_flip {"seed":7}',
+            '    flaky 1 of 1: test_agent.py::test_flip?seed=7? {"seed":7,"seeds":?7?}',
         ]
     )
     assert "false-red" not in second.stdout.str()  # no table yet: nothing to explain
     # Another commit is other code: passing there makes no verdict FLAKY.
     pytester.runpytest("--agentevals-sha=c2")
-    assert _flaky(history) == ["test_agent.py::test_flip"]
+    assert _flaky(history) == ["test_agent.py::test_flip[seed=7]"]
 
 
 def test_reruns_are_attempts_of_their_own(pytester: pytest.Pytester) -> None:
@@ -378,10 +382,9 @@ def test_junit_of_a_recorded_session_ingests_to_the_same_attempts(pytester: pyte
         test_agent="""
         import pytest
 
-        @pytest.mark.marathon(budget_usd=3)
-        @pytest.mark.parametrize("seed", [1, 2])
-        def test_run(seed):
-            assert seed == 1
+        @pytest.mark.marathon(max_cost_usd=3, seeds=[1, 2])
+        def test_run(agentevals_seed):
+            assert agentevals_seed == 1
 
         class TestPlanner:
             @pytest.mark.step
@@ -413,9 +416,8 @@ def test_junit_of_a_recorded_session_ingests_to_the_same_attempts(pytester: pyte
         1,
         "passed",
     ) in map(key, live)
-    assert ("test_agent.py::test_run[2]", "marathon", '{"budget_usd":3,"seed":2}', 1, "failed") in map(
-        key, live
-    )
+    variant = '{"max_cost_usd":3,"seed":2,"seeds":[1,2]}'
+    assert ("test_agent.py::test_run[seed=2]", "marathon", variant, 1, "failed") in map(key, live)
     # Into the history that recorded the session live, the same file adds nothing.
     same = SQLiteStore(pytester.path / ".agentevals" / "history.sqlite")
     again = Ingester(same, pytester.path).ingest(

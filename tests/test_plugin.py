@@ -35,7 +35,7 @@ def test_dash_m_selects_a_layer_and_summary_shows_the_pyramid(pytester: pytest.P
         def test_b(): assert False
         @pytest.mark.replay("empty")
         def test_c(): pass
-        @pytest.mark.marathon
+        @pytest.mark.marathon(seeds=1)
         def test_d(): pytest.skip("nightly only")
         def test_plain(): pass
         """

@@ -53,6 +53,7 @@ class HarnessConfig:
     no_progress_steps: int = 20  # watchdog: steps without a newly verified task
     repeat_limit: int = 4  # watchdog: the same tool call this many times in a row
     max_restarts: int = 3  # supervisor: restarts from the last checkpoint before giving up
+    let_it_crash: bool = False  # supervisor: raise a crash instead, for a supervisor above to restart
     prompt_cache: bool = True  # ask the API to cache the prompt (top-level cache_control)
 
 

@@ -2,6 +2,10 @@
 the watchdog aborted), restores the last checkpoint, state and workspace both, and starts again, up
 to a number of restarts (`should_restart`). A run the framework's guards stopped is not restarted:
 it ends with their status. It also sets how the run ended on the recorder, when one records.
+
+With `let_it_crash` a crash (anything but the harness's own budget and watchdog stops) is raised
+instead: the run is left to a supervisor above this one — the marathon layer's, which restarts it
+from the last checkpoint in its trace through the `pytest_agentevals_resume_agent` hook.
 """
 
 from __future__ import annotations
@@ -149,6 +153,8 @@ def run_agent(
             # The framework's guards stopped the run (budget_exhausted, stalled, loop): no restart.
             status, error = exc.status, str(exc)
         except Exception as exc:
+            if config.let_it_crash and not isinstance(exc, WatchdogAbort):
+                raise  # "let it crash": the supervisor above this one (a marathon's) restarts the run
             why = f"{type(exc).__name__}: {exc}"
             if not should_restart(config, restarts, exc):
                 status = "escalated" if isinstance(exc, WatchdogAbort) else "failed"

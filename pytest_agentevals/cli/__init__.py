@@ -10,10 +10,21 @@ from typing import Any
 
 from .. import __version__
 from ..errors import AgentEvalsError
-from . import checkpoint, flaky, goldens, program, promote, record, replay, report, scan, show
+from . import checkpoint, flaky, goldens, marathon, program, promote, record, replay, report, scan, show
 
 # Each module has `register(subparsers)`, which adds its parser and sets `func` (args -> exit code).
-SUBCOMMANDS: tuple[Any, ...] = (record, show, report, flaky, goldens, replay, promote, checkpoint, scan)
+SUBCOMMANDS: tuple[Any, ...] = (
+    record,
+    show,
+    report,
+    flaky,
+    goldens,
+    replay,
+    promote,
+    checkpoint,
+    scan,
+    marathon,
+)
 # Subcommands that run a program take its words as python does; the value is how many positional
 # arguments of their own come before the program.
 RUNS_A_PROGRAM: dict[str, int] = {"record": 0, "replay": 1}

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
+from ..errors import MarathonError
+from ..marathon import render, stored
+from ..marathon.results import results_in
 from ..report import numbers
 from ..report.build import FORMATS, build_report, write_report
+from ..report.verdicts import VerdictRow
 
 DEFAULT_OUTPUT = "report.html"
 
@@ -45,8 +50,9 @@ def register(subparsers: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    report = build_report(args.traces, title=args.title)
-    for problem in report.problems:
+    verdicts, problems = _marathon_verdicts(args.traces)
+    report = build_report(args.traces, title=args.title, verdicts=verdicts)
+    for problem in [*problems, *report.problems]:
         print(f"agentevals report: warning: {problem}", file=sys.stderr)
     if args.format == "markdown" and args.output is None:
         sys.stdout.write(report.markdown())
@@ -58,3 +64,16 @@ def main(args: argparse.Namespace) -> int:
             f"agentevals report: wrote {output} ({runs} run{'s' if runs != 1 else ''}, {numbers.size(size)})"
         )
     return 1 if report.damaged else 0
+
+
+def _marathon_verdicts(paths: list[str]) -> tuple[list[VerdictRow], list[str]]:
+    """The marathon verdicts of the results files under the folders given (a night's artifacts): the
+    page's marathon section. A results file that cannot be read is a warning here, not an error."""
+    folders = [path for path in paths if Path(path).is_dir()]
+    if not folders or not results_in(folders):
+        return [], []
+    try:
+        results, problems = stored.load(folders)
+    except MarathonError as exc:
+        return [], [f"marathon verdicts left out: {exc}"]
+    return render.verdict_rows(stored.verdicts_of(results)), problems

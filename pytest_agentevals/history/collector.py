@@ -42,7 +42,9 @@ from .variant import VARIANT_PROPERTY, canonical, from_properties, plain
 
 FLUSH_EVERY = 100  # attempts buffered before a write...
 FLUSH_SECONDS = 2.0  # ...or seconds since the last write, whichever comes first
-VARIANT_PARAMS = ("seed", "model")  # parametrize arguments that belong to a test's variant
+# Parametrize arguments that belong to a test's variant, and the name each is filed under: a marathon
+# seed item's `agentevals_seed` is its seed.
+VARIANT_PARAMS = {"seed": "seed", "model": "model", "agentevals_seed": "seed"}
 
 
 def variant_of(item: pytest.Item, layer: str) -> str:
@@ -57,9 +59,9 @@ def variant_of(item: pytest.Item, layer: str) -> str:
         if marker.args and plain(list(marker.args)) is not None:
             fields["args"] = plain(list(marker.args))
     params: Mapping[str, Any] = getattr(getattr(item, "callspec", None), "params", {})
-    for name in VARIANT_PARAMS:
+    for name, field in VARIANT_PARAMS.items():
         if name in params and plain(params[name]) is not None:
-            fields[name] = plain(params[name])
+            fields[field] = plain(params[name])
     return canonical(fields)
 
 

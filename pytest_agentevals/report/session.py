@@ -3,7 +3,8 @@ the session recorded when it ends.
 
 A test that records a trace carries it as a user property (`recording.naming.TRACE_PROPERTY`), which
 its reports take from an xdist worker to the controller; the controller collects the paths and,
-being the only writer of shared files, writes the report at the end of the session. A report that
+being the only writer of shared files, writes the report at the end of the session, with the
+marathon layer's verdicts over the seeds when the session ran marathon tests (`VERDICTS_KEY`). A report that
 cannot be written (a trace that is not one, a key-shaped string in it) is said in the terminal
 summary; it never hides the tests' own outcome.
 """
@@ -19,6 +20,11 @@ from ..errors import AgentEvalsError
 from ..recording.naming import TRACE_PROPERTY
 from . import numbers
 from .build import build_report, write_report
+from .verdicts import VerdictRow
+
+# The marathon verdicts of the session, as the report's rows: set by the marathon layer when the
+# session finishes (before this report is written), read here.
+VERDICTS_KEY = pytest.StashKey[list[VerdictRow]]()
 
 
 class SessionReport:
@@ -38,7 +44,8 @@ class SessionReport:
             return
         traces = [Path(path) for path in self.traces if Path(path).is_file()]
         try:
-            report = build_report(traces, allow_empty=True)
+            verdicts = session.config.stash.get(VERDICTS_KEY, [])
+            report = build_report(traces, verdicts=verdicts, allow_empty=True)
             size = write_report(report, self.path)
         except AgentEvalsError as exc:
             self.outcome = (False, f"agentevals report: not written: {exc}")

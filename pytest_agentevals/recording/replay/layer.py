@@ -44,13 +44,22 @@ SESSION_KEY = pytest.StashKey[ReplaySession]()
 
 class ReplayHookspecs:
     @pytest.hookspec
-    def pytest_agentevals_run_agent(self, task: Any, replay: ReplaySession) -> Any:
-        """Start the user's agent on a recorded run's initial task, inside the replay.
+    def pytest_agentevals_run_agent(self, task: Any, replay: ReplaySession | None, marathon: Any) -> Any:
+        """Start the user's agent on a recorded run's initial task, inside the replay — or, in a
+        marathon, on the marathon's task for one seed, live.
 
         Called by `replay.run_agent()`: in auto-collected cassette tests and in the tests
         `agentevals promote` writes. `task` is the trace's `run_start.task`; `replay` the
-        `ReplaySession` (its `cassette`, `checkpoint`...). Return the agent's result (any value);
-        return None from an implementation that does not handle this task.
+        `ReplaySession` (its `cassette`, `checkpoint`...), and `marathon` None.
+
+        Called by `agentevals_marathon.run_agent()` for each seed of a marathon test (only the
+        implementations in conftest.py files that apply to the test): `task` is the marker's `task=`,
+        a dict of it with the seed under "seed"; `marathon` the seed's `SeedRun` (its `seed`,
+        `workspace`, `trace`, `recorder`); `replay` None. An implementation asks for the arguments it
+        uses: `def pytest_agentevals_run_agent(task, marathon)`.
+
+        Return the agent's result (any value); return None from an implementation that does not
+        handle this task (a replay's when `replay` is None, a marathon's when `marathon` is None).
         """
 
 
@@ -70,7 +79,7 @@ class ReplayLayer:
         hook = item.config.hook.pytest_agentevals_run_agent
 
         def runner(task: Any, session: ReplaySession) -> Any:
-            results = hook(task=task, replay=session)
+            results = hook(task=task, replay=session, marathon=None)
             return results[0] if results else None
 
         session = ReplaySession(
