@@ -76,6 +76,8 @@ class ReplayLayer:
         return cassette_names.own_cassette(self.settings.cassette_dir, getattr(item, "path", None), test)
 
     def session_for(self, item: pytest.Item, settings: Settings) -> ReplaySession:
+        # Every conftest's runner is asked (each declines a task not its own with None): a cassette
+        # collected from outside the collected folders has no conftest of its own to ask (item.ihook).
         hook = item.config.hook.pytest_agentevals_run_agent
 
         def runner(task: Any, session: ReplaySession) -> Any:
