@@ -51,6 +51,14 @@ class Opened:
         assert self.dialogs == []
 
 
+def wait_for_text(locator: Any) -> None:
+    """Wait until the element shows some text. Not `page.wait_for_function`: it evaluates its
+    string with eval, which the report's Content-Security-Policy refuses, as it should."""
+    from playwright.sync_api import expect
+
+    expect(locator).to_have_text(re.compile(r"\S"))
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
@@ -133,7 +141,7 @@ def test_the_example_runs_report_loads_clean_and_draws_the_run(
     assert re.match(r"step \d+ · verified [\d.]+% · ", page.locator(".readout").text_content())
     assert page.locator('svg[data-chart="progress"] .cursor').get_attribute("visibility") == "visible"
     page.locator("details.all-steps > summary").click()
-    page.wait_for_function("(document.querySelector('details.all-steps pre')?.textContent ?? '').length > 0")
+    wait_for_text(page.locator("details.all-steps pre"))
     lines = page.locator("details.all-steps pre").text_content().splitlines()
     assert len(lines) == metrics.steps
     assert lines[0].startswith("step     1")
@@ -175,7 +183,7 @@ def test_text_from_the_trace_stays_text_and_no_script_of_its_runs(open_page: Any
     # Open everything a person could open, point at every marker, unpack the step list.
     page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
     # The step list unpacks asynchronously after its details open: wait for it, null-safe.
-    page.wait_for_function("(document.querySelector('details.all-steps pre')?.textContent ?? '').length > 0")
+    wait_for_text(page.locator("details.all-steps pre"))
     for marker in page.locator("g.marker").all():
         marker.hover(force=True)
     assert page.evaluate("typeof window.__xss") == "undefined"
