@@ -25,9 +25,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
+import _figures as figures  # benchmarks/: the folder of the script run
 from junitparser import JUnitXml
 
 from pytest_agentevals.history.analysis import analyze
@@ -116,10 +118,7 @@ def timed(action: Callable[[], T]) -> tuple[float, T]:
     return time.perf_counter() - start, result
 
 
-def emit(case: str, metric: str, value: float) -> None:
-    print(
-        json.dumps({"bench": "flaky", "case": case, "metric": metric, "value": round(value, 4)}), flush=True
-    )
+emit = partial(figures.emit, "flaky")
 
 
 def main(argv: list[str] | None = None) -> int:

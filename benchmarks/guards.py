@@ -12,12 +12,14 @@ far above what the run uses, so both runs take the same 300 steps. Run from the 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
+
+import _figures as figures  # benchmarks/: the folder of the script run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the examples package
 
@@ -53,10 +55,7 @@ def once(trace: Path, ledger: Path | None) -> tuple[float, float]:
     return elapsed
 
 
-def emit(case: str, metric: str, value: float) -> None:
-    print(
-        json.dumps({"bench": "guards", "case": case, "metric": metric, "value": round(value, 4)}), flush=True
-    )
+emit = partial(figures.emit, "guards")
 
 
 def main() -> None:

@@ -23,7 +23,6 @@ the repository root:
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import os
 import resource
@@ -32,7 +31,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
+
+import _figures as figures  # benchmarks/: the folder of the script run
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # the examples package and marathons/conftest.py
@@ -51,11 +53,7 @@ EXAMPLE_COST = "max_cost_usd=1.0"
 SEED = 0  # weather only: the seed most like a plain night's run
 
 
-def emit(case: str, metric: str, value: float) -> None:
-    print(
-        json.dumps({"bench": "marathon", "case": case, "metric": metric, "value": round(value, 4)}),
-        flush=True,
-    )
+emit = partial(figures.emit, "marathon")
 
 
 def budget_for(tasks: int) -> tuple[int, float]:

@@ -22,13 +22,14 @@ Run from the repository root:
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
-import time
+from functools import partial
 from pathlib import Path
 from typing import Any
+
+import _figures as figures  # benchmarks/: the folder of the script run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the examples package
 
@@ -70,17 +71,7 @@ def make_trace(folder: Path, steps: int) -> Path:
     return path
 
 
-def timed(work: Any) -> float:
-    started = time.process_time()  # CPU time: steadier than wall time on a shared machine
-    work()
-    return time.process_time() - started
-
-
-def emit(case: str, metric: str, value: float) -> None:
-    print(
-        json.dumps({"bench": "metrics", "case": case, "metric": metric, "value": round(value, 4)}),
-        flush=True,
-    )
+emit = partial(figures.emit, "metrics")
 
 
 def main() -> None:
@@ -97,12 +88,12 @@ def main() -> None:
         read: list[float] = []
         computed: list[float] = []
         both: list[float] = []
-        timed(lambda: read_trace(path))  # warm the page cache and the imports
+        figures.cpu_seconds(lambda: read_trace(path))  # warm the page cache and the imports
         for _ in range(repeats):
             # Alternate, so drift in the machine's load falls on every side alike.
-            read.append(timed(lambda: read_trace(path)))
-            computed.append(timed(lambda: metrics.compute_file(path)))
-            both.append(timed(lambda: metrics.compute(read_trace(path))))
+            read.append(figures.cpu_seconds(lambda: read_trace(path)))
+            computed.append(figures.cpu_seconds(lambda: metrics.compute_file(path)))
+            both.append(figures.cpu_seconds(lambda: metrics.compute(read_trace(path))))
         floor = statistics.median(read)
         emit(case, "read_seconds", floor)
         emit(case, "metrics_seconds", statistics.median(computed))

@@ -10,12 +10,14 @@ linear growth can be read off. Run from the repository root:
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
+
+import _figures as figures  # benchmarks/: the folder of the script run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the examples package
 
@@ -39,10 +41,7 @@ def once(steps: int, trace: Path | None) -> tuple[float, float]:
     return elapsed
 
 
-def emit(case: str, metric: str, value: float) -> None:
-    print(
-        json.dumps({"bench": "record", "case": case, "metric": metric, "value": round(value, 4)}), flush=True
-    )
+emit = partial(figures.emit, "record")
 
 
 def main() -> None:

@@ -21,9 +21,11 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import _figures as figures  # benchmarks/: the folder of the script run
 import anthropic
 import httpx2
 import vcr
@@ -124,11 +126,7 @@ def timed(
     return best
 
 
-def figure(case: str, metric: str, value: float, **extra: Any) -> None:
-    print(
-        json.dumps({"bench": "replay", "case": case, "metric": metric, "value": round(value, 4), **extra}),
-        flush=True,
-    )
+figure = partial(figures.emit, "replay")
 
 
 def bench(steps: int, folder: Path, repeat: int, with_vcrpy: bool, with_sizes: bool) -> None:

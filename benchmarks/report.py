@@ -26,14 +26,15 @@ installed (`/usr/bin/chromium`) and Playwright with it, also the time to open th
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import sys
 import tempfile
-import time
+from functools import partial
 from pathlib import Path
 from typing import Any
+
+import _figures as figures  # benchmarks/: the folder of the script run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the examples package
 
@@ -117,16 +118,7 @@ def _incidents(step: int, call: Event) -> list[Event]:
     return out
 
 
-def timed(work: Any) -> float:
-    started = time.process_time()  # CPU time: steadier than wall time on a shared machine
-    work()
-    return time.process_time() - started
-
-
-def emit(case: str, metric: str, value: float) -> None:
-    print(
-        json.dumps({"bench": "report", "case": case, "metric": metric, "value": round(value, 4)}), flush=True
-    )
+emit = partial(figures.emit, "report")
 
 
 def open_times(page_path: Path, folder: Path, repeats: int) -> tuple[float, float] | None:
@@ -181,11 +173,11 @@ def main() -> None:
         path = folder / f"run-{large}.trace.jsonl"
         read: list[float] = []
         built: list[float] = []
-        timed(lambda: read_trace(path))  # warm the page cache and the imports
+        figures.cpu_seconds(lambda: read_trace(path))  # warm the page cache and the imports
         for _ in range(repeats):
             # Alternate, so drift in the machine's load falls on every side alike.
-            read.append(timed(lambda: read_trace(path)))
-            built.append(timed(lambda: build_report([path]).html()))
+            read.append(figures.cpu_seconds(lambda: read_trace(path)))
+            built.append(figures.cpu_seconds(lambda: build_report([path]).html()))
         case = f"{large} steps"
         emit(case, "read_seconds", statistics.median(read))
         emit(case, "report_seconds", statistics.median(built))

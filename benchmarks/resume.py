@@ -18,13 +18,15 @@ Prints one JSON line per figure. `--quick` shrinks the run (a smoke run; not the
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
+
+import _figures as figures  # benchmarks/: the folder of the script run
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -41,10 +43,7 @@ LEG_CALLS = 20
 COMPACT_AT = 40_000
 
 
-def emit(case: str, metric: str, value: float) -> None:
-    print(
-        json.dumps({"bench": "resume", "case": case, "metric": metric, "value": round(value, 6)}), flush=True
-    )
+emit = partial(figures.emit, "resume", digits=6)
 
 
 def record(path: Path, tasks: int, max_steps: int | None = None) -> float:

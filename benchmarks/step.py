@@ -27,8 +27,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
+
+import _figures as figures  # benchmarks/: the folder of the script run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -206,8 +209,7 @@ def pytest_seconds(root: Path, args: list[str], expect: str) -> float:
     return elapsed
 
 
-def emit(case: str, metric: str, value: float) -> None:
-    print(json.dumps({"bench": "step", "case": case, "metric": metric, "value": round(value, 4)}), flush=True)
+emit = partial(figures.emit, "step")
 
 
 def main() -> None:
