@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import json
-from importlib.resources import files
-from pathlib import Path
 from typing import Any
 
 import anthropic
-import jsonschema
 
-import pytest_agentevals as ae
 from pytest_agentevals.recording.guards import Call, CallResult, Guard, Verdict
 
+from .schema_support import read_valid
+
 MODEL = "claude-sonnet-4-6"  # priced at $3 / $15 per MTok in the built-in table
-SCHEMA = json.loads(files("pytest_agentevals.trace").joinpath("schema.json").read_text())
 
 
 def chat(
@@ -68,11 +64,7 @@ class Clock:
         return self.now
 
 
-def events_of(path: Path) -> list[dict[str, Any]]:
-    """The trace, every line checked against the JSON Schema, read back through the reader."""
-    for line in path.read_text().splitlines():
-        jsonschema.validate(json.loads(line), SCHEMA)
-    return ae.read_trace(path)
+events_of = read_valid  # the trace, every line checked against the schema, read back
 
 
 def kinds(events: list[dict[str, Any]]) -> list[str]:

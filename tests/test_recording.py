@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import anthropic
-import jsonschema
 import pytest
 
 import pytest_agentevals as ae
@@ -17,7 +15,8 @@ from pytest_agentevals.sim import Fault, Reply, SimServer
 from pytest_agentevals.trace.messages import response_message
 from pytest_agentevals.trace.summary import summarize
 
-from .conftest import make_fake_key
+from .conftest import REPO, make_fake_key
+from .schema_support import read_valid
 
 TOOLS = [
     {
@@ -28,14 +27,22 @@ TOOLS = [
 ]
 MODEL = "claude-sonnet-4-6"
 
-SCHEMA = json.loads(files("pytest_agentevals.trace").joinpath("schema.json").read_text())
+
+validate = read_valid  # every stored line of a real trace is valid against the documented schema
 
 
-def validate(path: Path) -> list[dict[str, Any]]:
-    """Every stored line of a real trace is valid against the documented JSON Schema."""
-    for line in path.read_text().splitlines():
-        jsonschema.validate(json.loads(line), SCHEMA)
-    return ae.read_trace(path)
+# Every trace the repository ships: the example's cassettes, its step decisions, each checkpoint
+# fixture's run up to the checkpoint and its recorded continuation.
+SHIPPED = sorted(
+    path.relative_to(REPO).as_posix()
+    for folder in ("cassettes", "goldens", "fixtures")
+    for path in (REPO / folder).glob("**/*.jsonl")
+)
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_every_shipped_trace_is_valid_against_the_schema(name: str) -> None:
+    validate(REPO / name)
 
 
 @ae.tool

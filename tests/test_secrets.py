@@ -19,14 +19,12 @@ import tempfile
 import threading
 import zlib
 from collections.abc import Iterator
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, quote_plus
 
 import anthropic
 import httpx2 as httpx
-import jsonschema
 import pytest
 import yaml
 from hypothesis import given, settings
@@ -41,9 +39,9 @@ from pytest_agentevals.trace.scrub import NOT_SECRETS, REDACTED, Scrubber, is_se
 from pytest_agentevals.trace.writer import serialize
 
 from .conftest import make_fake_key, run_agentevals
+from .schema_support import read_valid
 
 MODEL = "claude-sonnet-4-6"
-SCHEMA = json.loads(files("pytest_agentevals.trace").joinpath("schema.json").read_text())
 
 
 def forms(secret: str) -> set[bytes]:
@@ -78,11 +76,7 @@ def assert_nowhere(folder: Path, *secrets: str) -> None:
                 assert form not in data, f"{secret[:10]}... reached {path} as {form[:30]!r}"
 
 
-def validate(path: Path) -> list[dict[str, Any]]:
-    """Every line is valid JSON and valid against the documented schema; the reader reads it all."""
-    for line in path.read_text(encoding="utf-8").splitlines():
-        jsonschema.validate(json.loads(line), SCHEMA)
-    return ae.read_trace(path)
+validate = read_valid  # every line valid against the documented schema; the reader reads it all
 
 
 # -- 1. streamed content -------------------------------------------------------------------------------

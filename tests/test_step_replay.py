@@ -13,6 +13,8 @@ import pytest
 import pytest_agentevals.sim  # noqa: F401 - likewise
 from pytest_agentevals import read_trace
 
+from .schema_support import VALIDATOR
+
 # The harness under test: its system prompt, tools and model come from the environment, so a test
 # can change them the way a commit would. STEP_OFFLINE points the client at a closed port: a case
 # that passes then was answered from its recording.
@@ -122,6 +124,11 @@ def test_recorded_decisions_replay_offline(pytester: pytest.Pytester, recorded: 
     assert [call["case"] for call in calls] == ["step-1-tool-choice", "step-2-tool-choice"]
     assert all(call["request"].get("headers") is None for call in calls)  # no credentials stored
     assert "kkkkkkkkkkkk" not in recorded.read_text()
+    for line in recorded.read_text().splitlines():  # a trace like any other: `show`, `report` read it
+        VALIDATOR.validate(json.loads(line))
+    totals = events[-1]["totals"]
+    assert (totals["model_calls"], totals["steps"]) == (2, 2)
+    assert totals["tokens"]["input_tokens"] == sum(call["usage"]["input_tokens"] for call in calls)
     before = recorded.read_text()
     run(pytester).assert_outcomes(passed=2)
     assert recorded.read_text() == before  # replaying writes nothing

@@ -21,6 +21,7 @@ from ..recording.contract import environment_contract
 from ..recording.replay.cassette import Interaction
 from ..trace.events import TRACE_VERSION
 from ..trace.reader import TornTraceWarning, TraceReader
+from ..trace.totals import RunTotals
 from ..trace.writer import TraceWriter
 
 STORE_SUFFIX = ".decisions.trace.jsonl"
@@ -100,6 +101,7 @@ def write_store(
         path.unlink(missing_ok=True)
         return 0
     written = 0
+    totals = RunTotals()
     with atomic_path(path) as temp, TraceWriter(temp) as writer:
         writer.write(
             {
@@ -116,14 +118,16 @@ def write_store(
             for fields in exchanges:
                 written += 1
                 stamp = {"type": "model_call", "seq": written, "t": 0.0, "step": step, "case": case_id}
-                writer.write({**stamp, **Exchange.of(fields).as_data()})
+                event = {**stamp, **Exchange.of(fields).as_data()}
+                writer.write(event)
+                totals.add(event)
         writer.write(
             {
                 "type": "run_end",
                 "seq": written + 1,
                 "t": 0.0,
                 "status": "ok",
-                "totals": {"model_calls": written},
+                "totals": totals.as_run_end(),
             }
         )
     return written

@@ -72,6 +72,22 @@ class RunTotals:
             else:
                 self.verifications_failed += 1
 
+    def as_run_end(self) -> dict[str, Any]:
+        """These counts as `run_end.totals` holds them (the schema's shape), for a writer that
+        made its events itself rather than through a Recorder."""
+        return {
+            "steps": self.steps,
+            "model_calls": self.model_calls,
+            "model_errors": self.model_errors,
+            "tool_calls": self.tool_calls,
+            "tool_errors": self.tool_errors,
+            "tokens": dict(self.tokens),
+            "cost_usd": round(self.cost_usd, 8),
+            "checkpoints": self.checkpoints,
+            "compactions": self.compactions,
+            "verifications": {"passed": self.verifications_passed, "failed": self.verifications_failed},
+        }
+
     def add_model_call(self, event: Event) -> bool:
         """Count a model_call event; True when it was a successful call of a model."""
         if not is_model_call(event):
