@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentevals.errors import AgentEvalsError
+from pytest_agentevals.report.failure import OurFailure
+from pytest_agentevals.trace.scrub import REDACTED
+
 from . import replay_support as agent
+from .conftest import make_fake_key
 
 DIVERGING = """
 import pytest
@@ -130,3 +135,20 @@ def test_a_guard_stop_reads_the_same_way(pytester: pytest.Pytester) -> None:
     assert lines[0].startswith("E   RunStopped: the budget guard stopped the run as budget_exhausted")
     assert "test_budget.py:8: in test_spends" in lines
     assert not [line for line in lines if "site-packages" in line or "pytest_agentevals/" in line]
+
+
+def test_a_secret_our_message_quotes_is_redacted_before_it_is_shown_or_kept(tmp_path: Path) -> None:
+    # The message reaches the terminal and, through pytest's --junitxml, a file a CI run keeps.
+    key = make_fake_key("failure")
+    try:
+        try:
+            raise AgentEvalsError(f"the request changed: url ...?key={key}")
+        except AgentEvalsError as error:
+            raise RuntimeError(f"wrapped: {error}") from error
+    except RuntimeError as raised:
+        failure = OurFailure.replacing(object(), raised, tmp_path)
+    assert failure is not None
+    shown = str(failure)
+    assert key[:20] not in shown
+    assert key[:20] not in failure.reprcrash.message
+    assert f"?key={REDACTED}" in shown

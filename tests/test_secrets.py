@@ -233,6 +233,26 @@ def test_the_decisions_file_is_scrubbed_and_still_replays(
     assert key[:20] not in result.stdout.str()
 
 
+def test_a_failing_step_case_never_shows_a_key_the_model_echoed(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The failure text goes to the terminal and into the JUnit XML a CI run keeps: a key the model
+    said back (live, recording on) is redacted there as in the trace."""
+    key = make_fake_key("echoed")
+    monkeypatch.setenv("STEP_KEY", key)
+    goldens = pytester.mkdir("goldens")
+    echoing = STEP_CONFTEST.replace('{"path": "src/a.py"}', '{"path": f"keys/{KEY}"}')
+    (goldens / "conftest.py").write_text(echoing)
+    (goldens / "demo.yaml").write_text(STEP_GOLDENS)
+    args = ("-p", "no:hypothesispytest", "-p", "no:cacheprovider", "goldens", "--junitxml=out.xml")
+    result = pytester.runpytest(*args, "--agentevals-record=all")
+    result.assert_outcomes(failed=1)
+    assert f'"keys/{REDACTED}"' in result.stdout.str()  # it still says what the model said
+    assert key[:20] not in result.stdout.str()
+    assert key[:20] not in (pytester.path / "out.xml").read_text()
+    assert_nowhere(pytester.path, key)
+
+
 def test_a_replay_matches_a_request_that_carried_a_key_and_never_shows_it(tmp_path: Path) -> None:
     key = make_fake_key("replay")
     path = tmp_path / "keyed.trace.jsonl"

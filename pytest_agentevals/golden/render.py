@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+from dataclasses import replace
 
+from ..trace.scrub import Scrubber
 from .expectation import Outcome
 from .matchers import Row
 
@@ -48,19 +50,25 @@ def table(rows: Sequence[Row]) -> str:
 
 
 def explain(label: str, kind: str, outcome: Outcome) -> str:
-    """The whole message of a failing case."""
-    failing = sum(not row.ok for row in outcome.rows)
-    parts = [
-        f"{label}: the decision does not match the golden "
-        f"({kind}; {failing} of {len(outcome.rows)} fields differ)",
-        table(outcome.rows),
+    """The whole message of a failing case. A secret in what the model said (a key it echoed into
+    a tool's arguments) is redacted cell by cell, before wrapping could split it past recognition:
+    the message reaches the terminal and the JUnit XML a CI run keeps."""
+    scrub = Scrubber().scrub_text
+    rows = [
+        replace(row, field=scrub(row.field), expected=scrub(row.expected), actual=scrub(row.actual))
+        for row in outcome.rows
     ]
-    parts.extend(f"  note: {note}" for note in outcome.notes)
+    failing = sum(not row.ok for row in rows)
+    parts = [
+        f"{label}: the decision does not match the golden ({kind}; {failing} of {len(rows)} fields differ)",
+        table(rows),
+    ]
+    parts.extend(f"  note: {scrub(note)}" for note in outcome.notes)
     verdict = outcome.verdict
     if verdict is not None and not verdict.passed:
         checks_ok = all(row.ok for row in outcome.rows if row.note != "judge")
         alone = "; every other check passed, so the judge alone failed this case" if checks_ok else ""
         parts.append(f"  judge: {verdict.model} failed it{alone}")
     if outcome.detail:
-        parts.append(textwrap.indent(outcome.detail, "  "))
+        parts.append(textwrap.indent(scrub(outcome.detail), "  "))
     return "\n".join(parts)

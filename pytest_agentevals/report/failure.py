@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentEvalsError
+from ..trace.scrub import Scrubber
 
 # Whose frames a failure of ours hides: ours, the SDK's and its HTTP stack's, vcrpy's, pytest's.
 HIDDEN_PACKAGES = (
@@ -135,7 +136,10 @@ class OurFailure:
         self.raised = raised
         self.frames, self.hidden = _frames(raised)
         self.rootdir = rootdir
-        first = str(error).splitlines()[0] if str(error) else ""
+        # The message goes to the terminal and into a JUnit XML file: no secret it quotes (a live
+        # request's key in a divergence, a value the model echoed) goes with it.
+        self.message = Scrubber().scrub_text(str(error))
+        first = self.message.splitlines()[0] if self.message else ""
         where = self.frames[-1] if self.frames else None
         self.reprcrash = Crash(
             where.filename if where else "", where.lineno if where else 0, f"{type(error).__name__}: {first}"
@@ -160,11 +164,12 @@ class OurFailure:
     def lines(self) -> list[tuple[str, dict[str, Any]]]:
         """(text, markup) of each line, message first."""
         red = {"red": True, "bold": True}
-        message = str(self.error).splitlines() or [""]
+        message = self.message.splitlines() or [""]
         out = [(f"E   {type(self.error).__name__}: {message[0]}", red)]
         out += [(f"E   {line}", red) for line in message[1:]]
         if self.raised is not self.error:
-            out.append((f"E   (raised as {type(self.raised).__name__}: {self.raised})", red))
+            raised = Scrubber().scrub_text(str(self.raised))
+            out.append((f"E   (raised as {type(self.raised).__name__}: {raised})", red))
         out.append(("", {}))
         for frame in self.frames:
             out.append((f"{self._where(frame.filename)}:{frame.lineno}: in {frame.function}", {}))
