@@ -253,6 +253,49 @@ def test_a_failing_step_case_never_shows_a_key_the_model_echoed(
     assert_nowhere(pytester.path, key)
 
 
+def test_a_test_id_holding_a_key_names_no_file_with_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A parametrized id holds its value: the per-test trace's name, the marathon's seed folders
+    and its results file carry it redacted (and the history, as before)."""
+    key = make_fake_key("named")
+    monkeypatch.setenv("NAMED_VALUE", key)  # a key-shaped value in no secret-named variable
+    pytester.makeconftest(
+        """
+        import pytest_agentevals as ae
+
+        def pytest_agentevals_run_agent(task, marathon):
+            ae.verification("done", True, progress=1.0)
+            return "done"
+        """
+    )
+    pytester.makepyfile(
+        test_keyed="""
+        import os
+
+        import pytest
+
+        import pytest_agentevals as ae
+
+        @pytest.mark.parametrize("token", [os.environ["NAMED_VALUE"]])
+        def test_recorded(agentevals_recorder, token):
+            ae.note("hello")
+
+        @pytest.mark.parametrize("token", [os.environ["NAMED_VALUE"]])
+        @pytest.mark.marathon(seeds=2)
+        def test_night(agentevals_marathon, token):
+            agentevals_marathon.run_agent()
+        """
+    )
+    # (pytest itself prints the ids it runs: not a file of ours.)
+    result = pytester.runpytest("--agentevals-sha=c0ffee", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+    names = [path.relative_to(pytester.path).as_posix() for path in pytester.path.rglob("*")]
+    assert any("REDACTED" in name for name in names if name.endswith(".trace.jsonl"))
+    assert not [name for name in names if key[:20] in name]
+    assert_nowhere(pytester.path, key)
+
+
 def test_a_replay_matches_a_request_that_carried_a_key_and_never_shows_it(tmp_path: Path) -> None:
     key = make_fake_key("replay")
     path = tmp_path / "keyed.trace.jsonl"
@@ -678,6 +721,24 @@ def test_bare_scan_reads_cassettes_goldens_fixtures_and_the_history(tmp_path: Pa
     assert "8 file(s) scanned" in result.stderr
     assert not (tmp_path.parent / "escape.txt").exists()
     assert not (tmp_path / "src").exists()  # nothing was extracted
+
+
+def test_scan_finds_a_secret_in_a_name_and_never_prints_it(tmp_path: Path) -> None:
+    key = make_fake_key("name")
+    (tmp_path / f"incident-{key}.trace.jsonl").write_text('{"a": 1}\n')  # clean content
+    archive = _tar({f"keys/{key}.txt": f"KEY={key}\n".encode()})
+    (tmp_path / "workspace.tar").write_bytes(archive)
+    result = run_agentevals("scan", ".", cwd=tmp_path)
+    assert result.returncode == 1
+    assert key[:20] not in result.stdout + result.stderr
+    masked = f"API-key pattern: sk-ant…({len(key)} chars)"
+    assert sorted(result.stdout.splitlines()) == sorted(
+        [
+            f"incident-{REDACTED}.trace.jsonl (its path): {masked}",
+            f"workspace.tar::keys/{REDACTED}.txt: {masked}",
+            f"workspace.tar::keys/{REDACTED}.txt:1: {masked}",
+        ]
+    ), result.stdout
 
 
 def test_scan_of_an_archive_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

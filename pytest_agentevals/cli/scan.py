@@ -88,8 +88,13 @@ class Scanner:
         self.findings: list[str] = []
         self._seen: set[str] = set()
 
+    def _unread(self, line: str) -> None:
+        """A file that could not be read: a finding too (a scan never passes blind)."""
+        self.findings.append(self.scrubber.scrub_text(line))
+
     def _add(self, where: str, what: str, value: str) -> None:
-        line = f"{where}: {what}: {mask(value)}"
+        # `where` names a file, a member, a row: a secret in a name is reported, never printed.
+        line = f"{self.scrubber.scrub_text(where)}: {what}: {mask(value)}"
         if line not in self._seen:
             self._seen.add(line)
             self.findings.append(line)
@@ -186,13 +191,14 @@ class Scanner:
         """One file: a database or an archive by its name; anything else as text line by line, or
         as bytes when it is not UTF-8. A link is scanned as its target text, never followed."""
         name = path.name
+        self.text(f"{path} (its path)", str(path))  # a name holds a secret as well as content
         if path.is_symlink():
             self.text(str(path), os.readlink(path))
             return
         if not path.is_file():
             return  # a socket, a FIFO: nothing stored
         if path.stat().st_size > MAX_FILE_BYTES:
-            self.findings.append(f"{path}: not scanned: {path.stat().st_size} bytes, over the bound")
+            self._unread(f"{path}: not scanned: {path.stat().st_size} bytes, over the bound")
         elif name.endswith(DATABASE_SUFFIXES):
             self.database(path)
         elif name.endswith(ARCHIVE_SUFFIXES):
@@ -209,7 +215,7 @@ class Scanner:
         try:
             conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         except sqlite3.Error as exc:
-            self.findings.append(f"{path}: not scanned: cannot open the database ({exc})")
+            self._unread(f"{path}: not scanned: cannot open the database ({exc})")
             return
         try:
             tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
@@ -232,7 +238,7 @@ class Scanner:
                         elif isinstance(value, bytes):
                             self.data(where, value)
         except sqlite3.Error as exc:
-            self.findings.append(f"{path}: not scanned: cannot read the database ({exc})")
+            self._unread(f"{path}: not scanned: cannot read the database ({exc})")
         finally:
             conn.close()
 
@@ -246,7 +252,7 @@ class Scanner:
                 for count, member in enumerate(archive, 1):
                     where = f"{path}::{member.name}"
                     if count > MAX_MEMBERS or member.offset_data + member.size > MAX_ARCHIVE_BYTES:
-                        self.findings.append(f"{where}: not scanned: the archive is over the scan's bounds")
+                        self._unread(f"{where}: not scanned: the archive is over the scan's bounds")
                         return
                     self.text(where, member.name)
                     if member.issym() or member.islnk():
@@ -254,7 +260,7 @@ class Scanner:
                     if not member.isfile():
                         continue
                     if member.size > MAX_MEMBER_BYTES:
-                        self.findings.append(f"{where}: not scanned: {member.size} bytes, over the bound")
+                        self._unread(f"{where}: not scanned: {member.size} bytes, over the bound")
                         continue
                     handle = archive.extractfile(member)
                     data = handle.read(MAX_MEMBER_BYTES) if handle is not None else b""
@@ -263,7 +269,7 @@ class Scanner:
                     except UnicodeDecodeError:
                         self.data(where, data)
         except (tarfile.TarError, OSError, EOFError) as exc:
-            self.findings.append(f"{path}: not scanned: not a readable tar archive ({exc})")
+            self._unread(f"{path}: not scanned: not a readable tar archive ({exc})")
 
 
 def scan(paths: list[Path], environ: dict[str, str] | None = None) -> list[str]:

@@ -40,6 +40,7 @@ from ..recording.naming import TRACE_PROPERTY
 from ..report.session import VERDICTS_KEY
 from ..settings import Settings
 from ..trace.events import RUN_STATUSES
+from ..trace.scrub import Scrubber
 from . import render
 from .results import RESULTS_FILE, Plan, SeedResult, latest, read_results, trace_name
 from .run import NoRunner, SeedRun
@@ -161,8 +162,9 @@ RESULT_KEY = pytest.StashKey[SeedResult]()
 
 
 def test_key(item: pytest.Item, seed: int) -> str:
-    """The test a seed item belongs to: its node id without the `seed=N` part of its id."""
-    nodeid, part = item.nodeid, SEED_ID.format(seed)
+    """The test a seed item belongs to: its node id without the `seed=N` part of its id, and
+    without a secret a parametrized id held (the key is stored in the results file)."""
+    nodeid, part = Scrubber().scrub_text(item.nodeid), SEED_ID.format(seed)
     for old, new in ((f"[{part}]", ""), (f"[{part}-", "["), (f"-{part}]", "]"), (f"-{part}-", "-")):
         if old in nodeid:
             return nodeid.replace(old, new, 1)

@@ -1,7 +1,8 @@
 """File names this project writes: readable, unique where they must be, safe on every file system.
 
 One rule for what a name may hold (`safe_name`), used for per-test traces here and for cassettes in
-`cassette_names.py`.
+`cassette_names.py`. A name never holds a secret: a parametrized test id can hold a value, and a
+file name is shown in CI logs, JUnit XML and committed cassette folders like a file's content.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
+
+from ..trace.scrub import Scrubber
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -19,15 +22,16 @@ TRACE_PROPERTY = "agentevals_trace"
 
 
 def safe_name(text: str, fallback: str = "test") -> str:
-    """`text` with every run of characters other than letters, digits, `_ . -` turned into `-`."""
-    return _UNSAFE.sub("-", text).strip("-") or fallback
+    """`text`, its secrets redacted, with every run of characters other than letters, digits,
+    `_ . -` turned into `-`."""
+    return _UNSAFE.sub("-", Scrubber().scrub_text(text)).strip("-") or fallback
 
 
 def trace_path_for(nodeid: str, directory: Path) -> Path:
     """`tests/test_x.py::test_y[a/b]` -> `DIR/tests-test_x.py--test_y-a-b-1a2b3c4d.trace.jsonl`.
 
-    The short hash keeps two node ids that clean up to the same text apart (`[a/b]` and `[a-b]`),
-    so parallel workers never share a file.
+    The short hash keeps two node ids that clean up to the same text apart (`[a/b]` and `[a-b]`,
+    or two that differ only in a secret), so parallel workers never share a file.
     """
     readable = safe_name(nodeid.replace("::", "--"))[:120]
     digest = hashlib.sha1(nodeid.encode("utf-8")).hexdigest()[:8]
