@@ -7,13 +7,12 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ReportError
+from ..fileio import write_atomic
 from . import secrets
 from .html import render_page
 from .markdown import summary_markdown
@@ -111,13 +110,5 @@ def write_report(report: Report, path: str | Path, fmt: str = "html") -> int:
     data = report.render(fmt).encode("utf-8", "replace")  # a lone surrogate from a trace becomes "?"
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.chmod(temp, 0o644)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_atomic(target, data)
     return len(data)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import LedgerError
+from ...fileio import write_atomic
 
 LEDGER_VERSION = 1
 KEEP_DAYS = 31
@@ -191,12 +192,9 @@ class Ledger:
         return dict(data)
 
     def _save(self, data: dict[str, Any]) -> None:
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
-            temporary.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-            os.replace(temporary, self.path)
+            write_atomic(self.path, json.dumps(data, indent=1, sort_keys=True) + "\n")
         except OSError as exc:
-            temporary.unlink(missing_ok=True)
             raise LedgerError(f"cannot write the ledger {self.path}: {exc.strerror}") from None
 
     # -- the data -------------------------------------------------------------------------------
