@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from pathlib import Path
@@ -248,3 +249,33 @@ def test_the_repository_fixtures_verify(repo_root: Path) -> None:
     result = run_agentevals("checkpoint", "verify", cwd=repo_root)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("ok      fixtures/taskrunner-") == 3
+
+
+@pytest.mark.parametrize("replacing", [False, True])
+def test_an_extraction_that_fails_partway_leaves_no_fixture_and_the_old_one_whole(
+    project: Path, monkeypatch: pytest.MonkeyPatch, replacing: bool
+) -> None:
+    extracting = importlib.import_module("pytest_agentevals.checkpoint.extract")  # the module, not
+    # the function the package exports under the same name
+    fixtures = project / "fixtures"
+    if replacing:
+        extract(project, "--at", "latest", "--name", "c")
+    before = {p.relative_to(fixtures): p.read_bytes() for p in fixtures.rglob("*") if p.is_file()}
+
+    def dies(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # the state, archive and traces are written; the manifest is not
+
+    monkeypatch.setattr(extracting, "_manifest", dies)
+    with pytest.raises(KeyboardInterrupt):
+        extracting.extract(project / "runs" / "counter.trace.jsonl", "latest", "c", fixtures, force=True)
+    after = {p.relative_to(fixtures): p.read_bytes() for p in fixtures.rglob("*") if p.is_file()}
+    assert after == before  # nothing new, nothing half-replaced, no scratch folder left
+    assert sorted(p.name for p in fixtures.iterdir()) == (["c"] if replacing else [])
+
+    # A scratch folder a SIGKILL left behind is never listed or booted as a fixture.
+    (fixtures / ".c.extracting-0000abcd").mkdir()
+    (fixtures / ".c.extracting-0000abcd" / "state.json").write_text("{}")
+    listed = run_agentevals("checkpoint", "list", "--format", "json", cwd=project)
+    assert listed.returncode == 0, listed.stderr
+    data = json.loads(listed.stdout)
+    assert [f["name"] for f in data["fixtures"]] == (["c"] if replacing else [])
