@@ -92,6 +92,19 @@ def commands(script: str) -> Iterator[list[str]]:
                 segment.append(token)
 
 
+def test_the_merge_gate_replays_with_no_network_at_all() -> None:
+    """docs/security.md: inside Python a replay guards every socket call, but a subprocess the agent
+    starts is out of its reach; in CI the step and replay layers run in a network namespace whose
+    only device is loopback, so nothing reaches the network whatever starts it."""
+    layers = {}
+    for where, script in run_scripts():
+        layer = re.search(r"pytest .*-m (step|replay)\b", script)
+        if where.startswith("merge.yml/") and layer:
+            layers[layer.group(1)] = script
+            assert script.startswith("unshare -rn sh -c 'ip link set lo up && python -m pytest "), where
+    assert sorted(layers) == ["replay", "step"]
+
+
 def ours(argv: list[str]) -> list[str] | None:
     """The arguments of an `agentevals` or `pytest` command line, with its program first."""
     if argv[:1] == ["agentevals"]:
