@@ -1,6 +1,7 @@
 """Guard overhead: the same 300-step streamed run of the example agent, recorded without guards and
-with every guard on — per-call and per-run budgets, the daily ledger (one locked file transaction per
-call), the watchdog and the loop guard.
+with every guard on — per-call and per-run budgets, the daily ledger (a lease of the day's budget
+taken at the start and given back at the end: the file is locked about twice per run, not per
+call; the limit here is far away, so no lease runs out), the watchdog and the loop guard.
 
 Both run in this one process, alternately, against the simulated server; the figure is the ratio of
 their median wall times (`overhead_ratio`, aim: under 1.05), and of their CPU times. The limits are

@@ -132,9 +132,22 @@ def test_the_example_runs_report_loads_clean_and_draws_the_run(
     assert page.locator('[data-field="status"]').first.text_content() == "ok"
     assert page.locator('[data-field="cost"]').text_content() == f"${metrics.cost_usd:.4f}"
     assert page.locator("svg.chart").count() == 3
-    assert page.locator('svg[data-chart="context"] [data-series="context"]').get_attribute(
-        "data-points"
-    ) == str(len(series.calls))
+    # Every series of the three charts holds the known trace's points (a short run: none downsampled).
+    drawn = {
+        ("progress", "progress"): len(series.progress),
+        ("progress", "checks-passed"): sum(1 for point in series.progress if point.passed),
+        ("progress", "checks-failed"): sum(1 for point in series.progress if not point.passed),
+        ("context", "context"): len(series.calls),
+        ("spend", "cost"): len(series.calls),
+        **{
+            ("spend", kind): sum(1 for call in series.calls if getattr(call, f"{kind}_tokens") > 0)
+            for kind in ("input", "cache_write", "cache_read", "output")
+        },
+    }
+    for (chart, name), points in drawn.items():
+        path = page.locator(f'svg[data-chart="{chart}"] [data-series="{name}"]')
+        assert path.get_attribute("data-points") == str(points), (chart, name)
+    assert sum(drawn[("spend", kind)] for kind in ("cache_write", "output")) > 0
     for chart in ("progress", "context", "spend"):
         for kind in {marker.kind for marker in series.markers}:
             glyphs = page.locator(f'svg[data-chart="{chart}"] g.marker[data-kind="{kind}"]')
