@@ -1,8 +1,11 @@
-"""No import cycles inside pytest_agentevals, imports inside functions included."""
+"""No import cycles inside pytest_agentevals, imports inside functions included; and what loading
+the plugin imports."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pytest_agentevals"
@@ -74,3 +77,19 @@ def test_the_graph_holds_the_edges_it_should() -> None:
 def test_no_import_cycles() -> None:
     found = [sorted(c) for c in cycles(import_graph()) if c not in KNOWN]
     assert found == []
+
+
+def test_loading_the_plugin_leaves_vcrpy_for_the_first_recording() -> None:
+    # Every pytest session with the plugin installed loads it; vcrpy's stubs import a dozen HTTP
+    # libraries, which only a recording or a replay needs.
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, pytest_agentevals.plugin; print(sorted({'vcr', 'requests'} & set(sys.modules)))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert loaded.stdout.strip() == "[]"

@@ -12,8 +12,6 @@ import importlib.util
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from vcr.patch import PATCHER_NAMES, CassettePatcherBuilder
-
 # Only the httpx family: the anthropic SDK speaks over httpx (1.x) or httpx2 (2.x). Patching
 # http.client too would record the same call twice and catch our own loopback servers. Decided
 # once: vcrpy would otherwise retry importing a missing httpx at every recording or replay.
@@ -36,12 +34,12 @@ class CassetteLike(Protocol):
 class _Adapter:
     """The attributes vcrpy's patch builder reads off a cassette, around one of ours."""
 
-    skip_patchers = tuple(name for name in PATCHER_NAMES if name not in PATCHED)
     custom_patches = ()
 
-    def __init__(self, cassette: CassetteLike, label: str) -> None:
+    def __init__(self, cassette: CassetteLike, label: str, skip_patchers: tuple[str, ...]) -> None:
         self._cassette = cassette
         self._path = label
+        self.skip_patchers = skip_patchers
 
     def can_play_response_for(self, request: Any) -> bool:
         return self._cassette.can_play_response_for(request)
@@ -63,7 +61,12 @@ class _Adapter:
 @contextlib.contextmanager
 def patched(cassette: CassetteLike, label: str = "agentevals") -> Iterator[None]:
     """Route every httpx/httpx2 request through `cassette` while the block runs."""
+    # Imported here, not at the top: vcrpy's stubs pull in a dozen HTTP libraries (about 0.2 s),
+    # which every pytest session with the plugin installed would pay before running a test.
+    from vcr.patch import PATCHER_NAMES, CassettePatcherBuilder
+
+    skip = tuple(name for name in PATCHER_NAMES if name not in PATCHED)
     with contextlib.ExitStack() as stack:
-        for patcher in CassettePatcherBuilder(_Adapter(cassette, label)).build():
+        for patcher in CassettePatcherBuilder(_Adapter(cassette, label, skip)).build():
             stack.enter_context(patcher)
         yield
