@@ -8,6 +8,10 @@ over 3,000 steps; its checkpoints at steps 100, 1,000 and 3,000 become fixtures.
   median of each: `boot_s`, and their ratio `depth_ratio` (a fixture holds the whole workspace, never
   a chain of deltas, so depth alone costs nothing: what grows is the workspace itself, one file per
   task here — `workspace_files` is printed beside);
+- the same comparison with the workspace held equal: a plain loop of model calls against the simulated
+  model checkpoints one unchanging workspace of as many files as the example's at step 3,000, at
+  step 100 and at step 3,000: `depth_ratio_same_workspace` (the format's promise, apart from the
+  example's growing workspace);
 - reaching step 1,000 and running a 20-call leg there, two ways: resuming — boot the fixture at step
   1,000 and run the leg through a `ResumeSession` (recorded, guarded, the contract checked) — against
   re-running the recorded run from step 0 to step 1,020: `speedup_vs_rerun` (case "1000 steps").
@@ -31,10 +35,13 @@ import _figures as figures  # benchmarks/: the folder of the script run
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import anthropic  # noqa: E402
+
 import pytest_agentevals as ae  # noqa: E402
 from examples import taskrunner  # noqa: E402
 from pytest_agentevals.checkpoint import ResumeSession, extract  # noqa: E402
 from pytest_agentevals.checkpoint.fixture import Fixture  # noqa: E402
+from pytest_agentevals.sim import Reply, SimServer  # noqa: E402
 
 SEED = 11
 LEG_CALLS = 20
@@ -73,6 +80,43 @@ def median_boot(folder: Path, scratch: Path, repeats: int) -> float:
         workspace = scratch / f"{folder.name}-{n}"
         started = time.perf_counter()
         boot(fixture, workspace)
+        times.append(time.perf_counter() - started)
+        shutil.rmtree(workspace)
+    return statistics.median(times)
+
+
+def same_workspace(scratch: Path, shallow: int, deep: int, files: int) -> dict[int, Path]:
+    """Fixtures at `shallow` and `deep` steps of one recorded loop whose workspace never changes:
+    `files` files of a kilobyte, checkpointed whole at both steps."""
+    workspace = scratch / "fixed-ws"
+    for n in range(files):
+        (workspace / f"dir{n % 20}").mkdir(parents=True, exist_ok=True)
+        (workspace / f"dir{n % 20}" / f"file{n}.txt").write_text(f"file {n}\n" * 128)
+    trace = scratch / "fixed.trace.jsonl"
+    question = [{"role": "user", "content": "next?"}]
+    with SimServer(lambda request: Reply.text("ok"), seed=SEED) as sim, ae.Recorder(trace, agent="loop"):
+        client = anthropic.Anthropic(base_url=sim.url, api_key="sim", max_retries=0)
+        for step in range(1, deep + 1):
+            client.messages.create(model="claude-sonnet-4-6", max_tokens=8, messages=question)  # type: ignore[arg-type]
+            if step in (shallow, deep):
+                ae.checkpoint({"step": step}, workspace=workspace)
+    folders = {}
+    for at in (shallow, deep):
+        fixture, _ = extract(trace, at, f"fixed-{at}", scratch / "fixed-fixtures")
+        folders[at] = fixture.folder
+    return folders
+
+
+def median_plain_boot(folder: Path, scratch: Path, repeats: int) -> float:
+    """Restore and state alone (the loop declares no contract of the example's)."""
+    times = []
+    for n in range(repeats):
+        fixture = Fixture.open(folder)
+        workspace = scratch / f"{folder.name}-{n}"
+        started = time.perf_counter()
+        fixture.check_contract({})
+        fixture.restore(workspace)
+        fixture.state()
         times.append(time.perf_counter() - started)
         shutil.rmtree(workspace)
     return statistics.median(times)
@@ -128,6 +172,17 @@ def main() -> int:
         files = {at: Fixture.open(folders[at]).manifest["workspace"]["files"] for at in (shallow, deep)}
         per_file = (boot_times[deep] / files[deep]) / (boot_times[shallow] / files[shallow])
         emit(f"{shallow} vs {deep} steps", "depth_ratio_per_file", per_file)
+
+        fixed = same_workspace(scratch, shallow, deep, files[deep])
+        median_plain_boot(fixed[shallow], scratch, 2)
+        fixed_times = {at: median_plain_boot(fixed[at], scratch, repeats) for at in (shallow, deep)}
+        for at in (shallow, deep):
+            emit(f"{at} steps, {files[deep]} files", "boot_same_workspace_s", fixed_times[at])
+        emit(
+            f"{shallow} vs {deep} steps, {files[deep]} files",
+            "depth_ratio_same_workspace",
+            fixed_times[deep] / fixed_times[shallow],
+        )
 
         resumed = resume_leg(folders[middle], scratch)
         emit(f"{middle} steps", "resume_and_leg_s", resumed)
