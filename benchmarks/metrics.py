@@ -27,48 +27,19 @@ import sys
 import tempfile
 from functools import partial
 from pathlib import Path
-from typing import Any
 
-import _figures as figures  # benchmarks/: the folder of the script run
+import _figures as figures
+from _tiles import record_tile, tiled_trace  # benchmarks/: the folder of the script run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the examples package
 
-from examples.taskrunner import run
-from pytest_agentevals import Recorder, metrics, read_trace
-from pytest_agentevals.trace.writer import TraceWriter
+from pytest_agentevals import metrics, read_trace
 
 STEPS = 10_000
-TILE_STEPS = 300
-TASKS = 130  # enough tasks that the step cap, not the task list, ends the run
 
 
 def make_trace(folder: Path, steps: int) -> Path:
-    tile = folder / "tile.trace.jsonl"
-    with Recorder(tile, agent="taskrunner", seed=1, task={"tasks": TASKS, "max_steps": TILE_STEPS}):
-        run(TASKS, seed=1, stream=False, max_steps=TILE_STEPS)
-    events = read_trace(tile)
-    start, body, end = events[0], events[1:-1], events[-1]
-    tiles = -(-steps // TILE_STEPS)
-    path = folder / f"run-{steps}.trace.jsonl"
-    with TraceWriter(path) as writer:
-        writer.write(start)
-        seq = step = 0
-        t = 0.0
-        for k in range(tiles):
-            tile_steps = 0
-            for event in body:
-                if event["type"] == "model_call" and event["step"] + step > steps:
-                    break
-                copied: dict[str, Any] = {**event, "seq": event["seq"] + seq, "t": event["t"] + t}
-                copied["step"] = event["step"] + step
-                if event["type"] == "verification" and "progress" in event:
-                    copied["progress"] = (k + event["progress"]) / tiles
-                    copied["passed"] = event["passed"] and (k == tiles - 1 or event["progress"] < 1)
-                writer.write(copied)
-                tile_steps = max(tile_steps, event["step"])
-            seq, step, t = seq + len(body), step + tile_steps, t + end["t"]
-        writer.write({**end, "seq": seq + 1, "t": t, "totals": {**end["totals"], "steps": step}})
-    return path
+    return tiled_trace(folder, record_tile(folder, stream=False), steps)
 
 
 emit = partial(figures.emit, "metrics")

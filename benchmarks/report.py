@@ -32,64 +32,17 @@ import sys
 import tempfile
 from functools import partial
 from pathlib import Path
-from typing import Any
 
-import _figures as figures  # benchmarks/: the folder of the script run
+import _figures as figures
+from _tiles import record_tile, tiled_trace  # benchmarks/: the folder of the script run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the examples package
 
-from examples.taskrunner import run
-from pytest_agentevals import Recorder, read_trace
+from pytest_agentevals import read_trace
 from pytest_agentevals.report.build import build_report
 from pytest_agentevals.trace.events import Event
-from pytest_agentevals.trace.writer import TraceWriter
 
-TILE_STEPS = 300
-TASKS = 130
 RETRY_EVERY, WATCHDOG_EVERY, GUARD_EVERY = 97, 1_000, 2_500
-
-
-def record_tile(folder: Path) -> list[Event]:
-    tile = folder / "tile.trace.jsonl"
-    with Recorder(tile, agent="taskrunner", seed=1, task={"tasks": TASKS, "max_steps": TILE_STEPS}):
-        run(TASKS, seed=1, stream=True, max_steps=TILE_STEPS)
-    return read_trace(tile)
-
-
-def make_trace(folder: Path, events: list[Event], steps: int) -> Path:
-    start, body, end = events[0], events[1:-1], events[-1]
-    tiles = -(-steps // TILE_STEPS)
-    path = folder / f"run-{steps}.trace.jsonl"
-    with TraceWriter(path) as writer:
-        writer.write(start)
-        seq = step = 0
-        t = 0.0
-        for k in range(tiles):
-            tile_steps = 0
-            for event in body:
-                now = event["step"] + step
-                if event["type"] == "model_call" and now > steps:
-                    break
-                copied: dict[str, Any] = {
-                    **event,
-                    "seq": event["seq"] + seq,
-                    "t": event["t"] + t,
-                    "step": now,
-                }
-                if event["type"] == "model_call":
-                    copied["request"] = dict(event["request"])  # the writer stores it as a delta again
-                    for extra in _incidents(now, copied):
-                        seq += 1
-                        copied["seq"] += 1
-                        writer.write(extra | {"seq": copied["seq"] - 1})
-                if event["type"] == "verification" and "progress" in event:
-                    copied["progress"] = (k + event["progress"]) / tiles
-                    copied["passed"] = event["passed"] and (k == tiles - 1 or event["progress"] < 1)
-                writer.write(copied)
-                tile_steps = max(tile_steps, event["step"])
-            seq, step, t = seq + len(body), step + tile_steps, t + end["t"]
-        writer.write({**end, "seq": seq + 1, "t": t, "totals": {**end["totals"], "steps": step}})
-    return path
 
 
 def _incidents(step: int, call: Event) -> list[Event]:
@@ -158,10 +111,10 @@ def main() -> None:
     small, large, repeats = (1_000, 3_000, 3) if args.quick else (1_000, 10_000, 5)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        tile = record_tile(folder)
+        tile = record_tile(folder, stream=True)
         sizes: dict[int, int] = {}
         for steps in (small, large):
-            path = make_trace(folder, tile, steps)
+            path = tiled_trace(folder, tile, steps, _incidents)
             page = build_report([path]).html().encode("utf-8")
             if build_report([path]).runs[0].metrics.steps != steps:
                 raise SystemExit(f"the trace holds the wrong number of steps, not {steps}")
