@@ -37,8 +37,8 @@ from pytest_agentevals.history.ingest import Ingester
 from pytest_agentevals.history.quarantine import Quarantine
 from pytest_agentevals.history.report import markdown, text_lines, to_json
 from pytest_agentevals.history.sqlite import SQLiteStore
-from pytest_agentevals.layers import LAYER_NAMES
 from pytest_agentevals.settings import Settings
+from pytest_agentevals.settings.layers import LAYER_NAMES
 
 T = TypeVar("T")
 

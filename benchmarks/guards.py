@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the examples 
 
 from examples.taskrunner import run
 from pytest_agentevals import Budget, Recorder
-from pytest_agentevals.recording.guards import guards_for
+from pytest_agentevals.guards import guards_for
 
 TASKS = 130  # enough tasks that the step cap, not the task list, ends the run
 STEPS = 300

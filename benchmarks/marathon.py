@@ -41,10 +41,10 @@ sys.path.insert(0, str(REPO))  # the examples package and marathons/conftest.py
 
 from examples import taskrunner  # noqa: E402
 from marathons import conftest as example  # noqa: E402
-from pytest_agentevals import Budget  # noqa: E402
+from pytest_agentevals import AgentRun, Budget  # noqa: E402
+from pytest_agentevals.guards import guards_for  # noqa: E402
 from pytest_agentevals.marathon.results import Plan, append_result, trace_name  # noqa: E402
 from pytest_agentevals.marathon.run import SeedRun  # noqa: E402
-from pytest_agentevals.recording.guards import guards_for  # noqa: E402
 
 EXAMPLE = REPO / "marathons" / "test_taskrunner_marathon.py"
 EXAMPLE_TASKS = '"tasks": 12'
@@ -163,7 +163,9 @@ def through_marathon(tasks: int, root: Path, index: int) -> tuple[float, float]:
         trace=out / trace_name(test, SEED),
         trace_name=trace_name(test, SEED),
         workspace=root / f"ws-marathon-{index}",
-        runner=lambda task, seed_run: example.pytest_agentevals_run_agent(task, seed_run),
+        runner=lambda task, seed_run: example.pytest_agentevals_run_agent(
+            AgentRun("marathon", task, seed_run, seed=seed_run.seed, workspace=seed_run.workspace)
+        ),
         guards=guards_for(
             Budget(max_calls=budget_for(tasks)[0], max_cost_usd=budget_for(tasks)[1], stall_calls=6)
         ),

@@ -31,7 +31,7 @@ import httpx2
 import vcr
 
 from pytest_agentevals.recording.recorder import Recorder
-from pytest_agentevals.recording.replay import Replayer
+from pytest_agentevals.replay import Replayer
 
 MODEL = "sim-bench-1"
 SYSTEM = "You are a careful coding agent. Read the files you need, one at a time."

@@ -39,8 +39,8 @@ import anthropic  # noqa: E402
 
 import pytest_agentevals as ae  # noqa: E402
 from examples import taskrunner  # noqa: E402
-from pytest_agentevals.checkpoint import ResumeSession, extract  # noqa: E402
-from pytest_agentevals.checkpoint.fixture import Fixture  # noqa: E402
+from pytest_agentevals.resume import ResumeSession, extract  # noqa: E402
+from pytest_agentevals.resume.fixture import Fixture  # noqa: E402
 from pytest_agentevals.sim import Reply, SimServer  # noqa: E402
 
 SEED = 11

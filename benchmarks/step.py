@@ -35,8 +35,8 @@ import _figures as figures  # benchmarks/: the folder of the script run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pytest_agentevals.golden.store import write_store
-from pytest_agentevals.golden.yamlio import dump_yaml
+from pytest_agentevals.step.store import write_store
+from pytest_agentevals.step.yamlio import dump_yaml
 
 CASES = 1000
 FILES = 10  # a scenario a file, as a project would have them

@@ -11,10 +11,11 @@ import tempfile
 from typing import Any
 
 from examples import taskrunner
+from pytest_agentevals import AgentRun
 
 
-def pytest_agentevals_run_agent(task: Any, replay: Any) -> Any:
-    if not isinstance(task, dict) or task.get("agent") != "taskrunner":
-        return None  # not this agent's run: another hook, or the recorded command line, starts it
+def pytest_agentevals_run_agent(run: AgentRun) -> Any:
+    if run.layer != "replay" or not isinstance(run.task, dict) or run.task.get("agent") != "taskrunner":
+        return None  # not this agent's replay: another hook, or the recorded command line, starts it
     with tempfile.TemporaryDirectory(prefix="taskrunner-replay-") as workspace:
-        return taskrunner.start_recorded(task, workspace)
+        return taskrunner.start_recorded(run.task, workspace)

@@ -39,8 +39,8 @@ from examples.taskrunner.harness import (
 from examples.taskrunner.policy import ScriptedModel
 from examples.taskrunner.tasks import make_tasks
 from pytest_agentevals import BudgetLeft
-from pytest_agentevals.golden import Decision, StepCase
 from pytest_agentevals.sim import SimServer
+from pytest_agentevals.step import Decision, StepCase
 
 SEED = scenarios.SEED  # the seed of the recorded runs (goldens/extract_taskrunner.py)
 RESTART = "restarting from the last checkpoint"

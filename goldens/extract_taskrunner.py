@@ -25,9 +25,9 @@ sys.path.insert(0, str(ROOT))  # run as a script: the repository's packages, exa
 from examples.taskrunner import run  # noqa: E402
 from examples.taskrunner.scenarios import SCENARIOS, SEED  # noqa: E402
 from pytest_agentevals import Recorder  # noqa: E402
-from pytest_agentevals.golden.extract import extract  # noqa: E402
-from pytest_agentevals.golden.store import store_path  # noqa: E402
-from pytest_agentevals.golden.write import write_cases  # noqa: E402
+from pytest_agentevals.step.extract import extract  # noqa: E402
+from pytest_agentevals.step.store import store_path  # noqa: E402
+from pytest_agentevals.step.write import write_cases  # noqa: E402
 
 # The runs (examples/taskrunner/scenarios.py, which goldens/conftest.py decides with) and, for each,
 # the [(steps, kinds), ...] to take.

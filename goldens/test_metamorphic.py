@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from pytest_agentevals.golden import StepCase, explain, load_case
-from pytest_agentevals.golden.strategies import Perturbed, perturbations
+from pytest_agentevals.step import StepCase, explain, load_case
+from pytest_agentevals.step.strategies import Perturbed, perturbations
 
 # Right after a compaction, the agent must go on with the next task (T006, in t006.txt).
 AFTER_COMPACTION = load_case(Path(__file__).parent / "taskrunner.yaml", "step-16-tool-choice")

@@ -9,7 +9,7 @@ survive, each on a seed of its own:
 - seed 3, a stall: from step 12 the model re-reads one file forever; the framework's watchdog
   (`stall_calls` in the marker) finds no verified progress and stops the run as `stalled`.
 
-`pytest_agentevals_run_agent(task, marathon)` is the replay layer's run hook, called for each seed
+`pytest_agentevals_run_agent(run)` is the replay and marathon layers' run hook, called for each seed
 with the marker's task (the seed under "seed") and the seed's run (`marathon.workspace`...).
 """
 
@@ -19,6 +19,7 @@ from typing import Any
 
 from examples import taskrunner
 from examples.taskrunner import AgentState, Checkpoint
+from pytest_agentevals import AgentRun
 from pytest_agentevals.sim import Fault, FaultPlan
 
 CRASH_SEED = 1
@@ -37,14 +38,15 @@ def _taskrunner(task: Any) -> bool:
     return isinstance(task, dict) and task.get("agent") == "taskrunner"
 
 
-def pytest_agentevals_run_agent(task: Any, marathon: Any) -> Any:
-    if marathon is None or not _taskrunner(task):
+def pytest_agentevals_run_agent(run: AgentRun) -> Any:
+    task = run.task
+    if run.layer != "marathon" or not _taskrunner(task):
         return None  # not a marathon of this agent: another hook's
     seed = task["seed"]
     return taskrunner.run(
         task["tasks"],
         seed=seed,
-        workspace=marathon.workspace,
+        workspace=run.workspace,
         stream=True,
         faults=faults_for(seed, crash=seed == CRASH_SEED),
         stall_at=STALL_AT if seed == STALL_SEED else None,

@@ -4,11 +4,6 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-# The resume layer's engine package shares its name with the `checkpoint()` harness event: it is
-# loaded here, before the function is bound, so the name stays the function (a submodule sets
-# its parent's attribute only when it is first loaded).
-from . import checkpoint as _checkpoint_package  # noqa: F401
-from .checkpoint import ResumePoint, resume_point_from_trace
 from .errors import (
     AgentEvalsError,
     CassetteError,
@@ -30,11 +25,13 @@ from .errors import (
     TraceFormatError,
     UnrecordedRequest,
 )
-from .layers import LAYERS, Layer
+from .guards import Budget, BudgetLeft, Guard, budget_left, expect_progress
+from .hooks import AgentEvalsDeprecationWarning, AgentRun
 from .recording import Recorder, checkpoint, compaction, current_recorder, note, tool, verification
-from .recording.guards import Budget, BudgetLeft, Guard, budget_left, expect_progress
-from .recording.replay import Replayer, ReplayReport, ReplaySession
+from .replay import Replayer, ReplayReport, ReplaySession
+from .resume.boot import ResumePoint, resume_point_from_trace
 from .settings import Settings
+from .settings.layers import LAYERS, Layer
 from .trace import TraceReader, TraceWriter, read_trace
 
 try:
@@ -44,7 +41,9 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 
 __all__ = [
     "LAYERS",
+    "AgentEvalsDeprecationWarning",
     "AgentEvalsError",
+    "AgentRun",
     "Budget",
     "BudgetLeft",
     "CassetteError",

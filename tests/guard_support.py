@@ -6,7 +6,7 @@ from typing import Any
 
 import anthropic
 
-from pytest_agentevals.recording.guards import Call, CallResult, Guard, Verdict
+from pytest_agentevals.guards import Call, CallResult, Guard, Verdict
 
 from .schema_support import read_valid
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import pytest_agentevals as ae
-from pytest_agentevals.checkpoint import ResumePoint, resume_point_from_trace
 from pytest_agentevals.errors import CheckpointError
+from pytest_agentevals.resume import ResumePoint, resume_point_from_trace
 
 pytest_plugins = ["pytester"]
 
@@ -178,7 +178,7 @@ def test_the_resume_hook_is_registered_whenever_the_plugin_loads(pytester: pytes
     pytester.makepyfile(
         f"""
         from pathlib import Path
-        from pytest_agentevals.checkpoint import resume_point_from_trace
+        from pytest_agentevals.resume import resume_point_from_trace
 
         def test_a_supervisor_restarts_through_the_hook(request, tmp_path):
             point = resume_point_from_trace(Path({str(trace)!r}), "latest", tmp_path / "ws")

@@ -9,7 +9,10 @@ from typing import Any
 import pytest
 
 from pytest_agentevals import ConfigError, Settings
-from pytest_agentevals.checkpoint.contract import (
+from pytest_agentevals.contract import Tolerance, hash_json, tolerances
+from pytest_agentevals.errors import ContractDrift
+from pytest_agentevals.recording.guard import Call
+from pytest_agentevals.resume.contract import (
     ABSENT,
     ContractGuard,
     compare,
@@ -18,10 +21,7 @@ from pytest_agentevals.checkpoint.contract import (
     request_contract,
     severity,
 )
-from pytest_agentevals.checkpoint.until import Condition
-from pytest_agentevals.errors import ContractDrift
-from pytest_agentevals.recording.contract import Tolerance, hash_json, tolerances
-from pytest_agentevals.recording.guards.guard import Call
+from pytest_agentevals.resume.until import Condition
 
 BODY: dict[str, Any] = {
     "model": "claude-sonnet-4-6",

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentevals.checkpoint.fixture import Fixture
-from pytest_agentevals.checkpoint.restore import MAX_BYTES, MAX_ENTRIES
-from pytest_agentevals.checkpoint.store import open_fixture
 from pytest_agentevals.errors import CheckpointError
+from pytest_agentevals.resume.fixture import Fixture
+from pytest_agentevals.resume.restore import MAX_BYTES, MAX_ENTRIES
+from pytest_agentevals.resume.store import open_fixture
 
 from .conftest import run_agentevals
 from .resume_support import Member, craft_archive, edit_manifest, make_fixture, rewrite

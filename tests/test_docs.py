@@ -73,6 +73,6 @@ def test_flakiness_doc_gives_the_sha_precedence_the_code_has(tmp_path: Path) -> 
 def test_the_step_guide_says_its_outside_pytest_snippet_needs_the_repository_root() -> None:
     text = (REPO / "docs" / "step-layer.md").read_text()
     start = text.index("The same check works outside pytest")
-    lead_in = " ".join(text[start : text.index("from pytest_agentevals.golden", start)].split())
+    lead_in = " ".join(text[start : text.index("from pytest_agentevals.step", start)].split())
     assert "import examples" in lead_in  # the snippet imports the example agent's package...
     assert "repository root must be on `sys.path`" in lead_in  # ...and the guide says what that needs

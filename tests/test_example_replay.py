@@ -14,7 +14,7 @@ import pytest
 
 from examples import taskrunner
 from examples.taskrunner.supervisor import Checkpoint
-from pytest_agentevals.recording.replay import network
+from pytest_agentevals.replay import network
 
 pytestmark = pytest.mark.replay
 
@@ -44,9 +44,7 @@ def test_the_stall_incident_is_caught_by_the_watchdog(agentevals_replay: Any, tm
 
 
 # These two diverge on purpose and assert the report; the warning that tells a user so is expected.
-EXPECTED_DIVERGENCE = pytest.mark.filterwarnings(
-    "ignore::pytest_agentevals.recording.replay.ReplayDivergenceWarning"
-)
+EXPECTED_DIVERGENCE = pytest.mark.filterwarnings("ignore::pytest_agentevals.replay.ReplayDivergenceWarning")
 
 
 @EXPECTED_DIVERGENCE

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_agentevals.errors import HistoryError
-from pytest_agentevals.history import ci_env, collector
+from pytest_agentevals.history import ci_env
+from pytest_agentevals.history import plugin as collector
 from pytest_agentevals.history.ingest import Ingester
 from pytest_agentevals.history.model import StoredAttempt
 from pytest_agentevals.history.sqlite import SQLiteStore

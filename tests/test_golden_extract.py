@@ -11,8 +11,8 @@ import yaml
 
 import pytest_agentevals
 from pytest_agentevals import Recorder, read_trace
-from pytest_agentevals.golden import load_goldens
 from pytest_agentevals.sim import Reply, SimServer
+from pytest_agentevals.step import load_goldens
 
 from .conftest import run_agentevals as agentevals
 
@@ -129,7 +129,7 @@ def test_extracted_cases_pass_offline_through_the_users_harness(
     (pytester.path / "goldens" / "conftest.py").write_text(
         f"""
 import anthropic, pytest
-from pytest_agentevals.golden import Decision
+from pytest_agentevals.step import Decision
 
 @pytest.fixture
 def agentevals_decide():

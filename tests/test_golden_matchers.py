@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from pytest_agentevals.errors import GoldenError
-from pytest_agentevals.golden import Decision, Escalation, JudgeSpec, JudgeVerdict, ToolCall
-from pytest_agentevals.golden.kinds import parse_expectation
-from pytest_agentevals.golden.matchers import compare, compile_expected, rebless_data
-from pytest_agentevals.golden.render import explain, table
+from pytest_agentevals.step import Decision, Escalation, JudgeSpec, JudgeVerdict, ToolCall
+from pytest_agentevals.step.kinds import parse_expectation
+from pytest_agentevals.step.matchers import compare, compile_expected, rebless_data
+from pytest_agentevals.step.render import explain, table
 
 
 def rows_of(expected: object, actual: object, subset: bool = False) -> list[tuple[str, bool]]:

@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_agentevals.golden import Decision, StepCase
-from pytest_agentevals.golden.kinds import parse_expectation
-from pytest_agentevals.golden.strategies import (
+from pytest_agentevals.step import Decision, StepCase
+from pytest_agentevals.step.kinds import parse_expectation
+from pytest_agentevals.step.strategies import (
     Perturbed,
     padded_history,
     perturbations,

@@ -13,7 +13,7 @@ import pytest
 
 import pytest_agentevals as ae
 from pytest_agentevals import ConfigError, GuardError, RunStopped
-from pytest_agentevals.recording.guards import Budget, RunBudget, Verdict, Watchdog, guards_for
+from pytest_agentevals.guards import Budget, RunBudget, Verdict, Watchdog, guards_for
 from pytest_agentevals.sim import Fault, Reply, SimServer
 
 from .guard_support import MODEL, Clock, Spy, chat, events_of, guard_events, kinds

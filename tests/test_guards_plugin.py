@@ -10,7 +10,7 @@ import pytest
 
 from pytest_agentevals import read_trace
 from pytest_agentevals.errors import ConfigError
-from pytest_agentevals.recording.guards import Budget
+from pytest_agentevals.guards import Budget
 from pytest_agentevals.settings import Settings
 
 from .conftest import run_agentevals
@@ -232,8 +232,8 @@ def test_a_layer_turns_its_marker_keywords_into_a_budget(pytester: pytest.Pytest
     pytester.makeconftest(
         """
 import pytest
-from pytest_agentevals.guards_plugin import budget_for
-from pytest_agentevals.plugin import settings_of
+from pytest_agentevals.faces import budget_for
+from pytest_agentevals.faces import settings_of
 
 @pytest.fixture
 def layer_budget(request):

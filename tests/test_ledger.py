@@ -19,7 +19,7 @@ import pytest
 
 import pytest_agentevals as ae
 from pytest_agentevals import LedgerError, RunStopped
-from pytest_agentevals.recording.guards import DailyBudget, Ledger
+from pytest_agentevals.guards import DailyBudget, Ledger
 from pytest_agentevals.sim import Reply, SimServer
 
 from .guard_support import chat, events_of, guard_events, kinds
@@ -127,7 +127,7 @@ CONCURRENT = textwrap.dedent(
     from pathlib import Path
     import anthropic
     import pytest_agentevals as ae
-    from pytest_agentevals.recording.guards import DailyBudget
+    from pytest_agentevals.guards import DailyBudget
     from pytest_agentevals.sim import Reply, SimServer
 
     trace, ledger, go = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])

@@ -13,7 +13,6 @@ from pytest_agentevals.errors import ConfigError
 from pytest_agentevals.history.stats import wilson
 from pytest_agentevals.marathon import estimators
 from pytest_agentevals.marathon.results import Plan
-from pytest_agentevals.marathon.seeds import describe, extra_seeds, parse_selection, planned_seeds
 from pytest_agentevals.marathon.verdict import (
     ABOVE,
     BELOW,
@@ -24,6 +23,7 @@ from pytest_agentevals.marathon.verdict import (
     decide,
     judge,
 )
+from pytest_agentevals.settings.seeds import describe, extra_seeds, parse_selection, planned_seeds
 
 from .marathon_support import result
 

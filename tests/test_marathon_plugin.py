@@ -19,9 +19,10 @@ from .conftest import REPO
 AGENT = """
 import pytest_agentevals as ae
 
-def pytest_agentevals_run_agent(task, marathon):
-    if marathon is None:
+def pytest_agentevals_run_agent(run):
+    if run.layer != "marathon":
         return None
+    task, marathon = run.task, run.marathon
     seed = task["seed"]
     assert seed == marathon.seed
     passed = seed not in task.get("fail", [])
@@ -299,10 +300,10 @@ def work(done, total, workspace, crash_at=None):
         ae.checkpoint({"done": n + 1}, workspace=workspace)
     return {"done": total}
 
-def pytest_agentevals_run_agent(task, marathon):
-    if marathon is None:
+def pytest_agentevals_run_agent(run):
+    if run.marathon is None:
         return None
-    return work(0, 4, marathon.workspace, crash_at=task.get("crash_at"))
+    return work(0, 4, run.workspace, crash_at=run.task.get("crash_at"))
 
 RESUME_HOOK
 """
@@ -369,8 +370,8 @@ import anthropic
 import pytest_agentevals as ae
 from pytest_agentevals.sim import Reply, SimServer
 
-def pytest_agentevals_run_agent(task, marathon):
-    if marathon is None:
+def pytest_agentevals_run_agent(run):
+    if run.marathon is None:
         return None
     with SimServer(lambda request: Reply.text("ok"), seed=1) as sim:
         client = anthropic.Anthropic(base_url=sim.url, api_key="sim", max_retries=0)
@@ -419,8 +420,7 @@ def test_plain(agentevals_marathon):
     result.stdout.fnmatch_lines(
         [
             "*the agentevals_marathon fixture belongs to a test marked @pytest.mark.marathon*",
-            "*no pytest_agentevals_run_agent hook started the agent*"
-            "def pytest_agentevals_run_agent(task, marathon)*",
+            "*no pytest_agentevals_run_agent hook started the agent**def pytest_agentevals_run_agent(run)*",
         ]
     )
 

@@ -6,7 +6,7 @@ import pytest
 
 from pytest_agentevals import read_trace
 from pytest_agentevals.history.sqlite import SQLiteStore
-from pytest_agentevals.report.pyramid import PyramidSummary
+from pytest_agentevals.report.plugin import PyramidSummary
 
 from .conftest import empty_cassette
 

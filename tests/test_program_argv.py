@@ -14,7 +14,7 @@ import pytest
 from pytest_agentevals import read_trace
 from pytest_agentevals.cli import program as words
 from pytest_agentevals.errors import AgentEvalsError
-from pytest_agentevals.recording.program import Program
+from pytest_agentevals.settings.argv import Program
 
 from . import replay_support as agent
 from .conftest import run_agentevals as agentevals

@@ -161,8 +161,8 @@ def test_promote_copies_scrubbed_and_writes_a_test_that_passes(
     pytester.makepyfile(replay_support=Path(agent.__file__).read_text())
     pytester.makeconftest(
         "import replay_support as agent\n\n"
-        "def pytest_agentevals_run_agent(task, replay):\n"
-        "    return agent.run_agent(agent.client(), task)\n"
+        "def pytest_agentevals_run_agent(run):\n"
+        "    return agent.run_agent(agent.client(), run.task)\n"
     )
     (pytester.path / "cassettes").mkdir()
     (pytester.path / "cassettes" / "incident-1.trace.jsonl").write_text(promoted)

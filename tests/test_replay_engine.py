@@ -15,8 +15,8 @@ import vcr
 
 import pytest_agentevals as ae
 from pytest_agentevals.errors import CassetteError, ReplayDivergence, StaleCassette, UnrecordedRequest
-from pytest_agentevals.recording.replay import RecordedToolError, Replayer, load_cassette
-from pytest_agentevals.recording.replay import network as guard
+from pytest_agentevals.replay import RecordedToolError, Replayer, load_cassette
+from pytest_agentevals.replay import network as guard
 from pytest_agentevals.sim import Reply
 
 from . import replay_support as agent

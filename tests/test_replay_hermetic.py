@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from pytest_agentevals.errors import UnrecordedRequest
-from pytest_agentevals.recording.replay import Replayer
-from pytest_agentevals.recording.replay import network as guard
+from pytest_agentevals.replay import Replayer
+from pytest_agentevals.replay import network as guard
 
 from . import replay_support as agent
 

@@ -16,8 +16,8 @@ pytest_plugins = ["pytester"]
 RUNNER = """
 import replay_support as agent
 
-def pytest_agentevals_run_agent(task, replay):
-    return agent.run_agent(agent.client(), task)
+def pytest_agentevals_run_agent(run):
+    return agent.run_agent(agent.client(), run.task)
 """
 
 
@@ -265,7 +265,7 @@ def test_a_cassette_without_a_test_is_collected_as_a_replay_test(project: pytest
 
 def test_a_collected_cassette_that_diverges_fails_with_the_replay_message(project: pytest.Pytester) -> None:
     project.makeconftest(
-        RUNNER.replace("run_agent(agent.client(), task)", "run_agent(agent.client(), task + '!')")
+        RUNNER.replace("run_agent(agent.client(), run.task)", "run_agent(agent.client(), run.task + '!')")
     )
     result = project.runpytest("--agentevals-collect-cassettes=true")
     result.assert_outcomes(failed=1)
@@ -283,7 +283,7 @@ def test_a_collected_cassette_without_a_runner_says_how_to_add_one(project: pyte
     result.stdout.fnmatch_lines(
         [
             "*/cassettes/fix.trace.jsonl: no agent runner took this run's task 'Fix the bug in a.txt': add a "
-            "hook `def pytest_agentevals_run_agent(task, replay): ...` to a conftest.py*"
+            "hook `def pytest_agentevals_run_agent(run): ...` to a conftest.py*"
         ]
     )
 

@@ -64,7 +64,7 @@ def test_a_cassette_cannot_choose_the_program_it_runs(recorded_program: pytest.P
             "(run_start.task.argv), and a replay runs only a program the repository allows, never one a "
             "trace names. If that program is yours, allow it in pyproject.toml: [[]tool.agentevals[]] "
             'replay_programs = [[]"-m pkgtool"[]]; or start the agent yourself in a '
-            "`pytest_agentevals_run_agent(task, replay)` hook (see docs/replay.md)",
+            "`pytest_agentevals_run_agent(run)` hook (see docs/replay.md)",
             "E   AgentEvalsError: */cassettes/script.trace.jsonl: this run was recorded from `tool.py`*"
             'replay_programs = [[]"tool.py"[]]*',
         ]
@@ -217,7 +217,7 @@ def test_a_few_harmless_aliases_still_load(tmp_path: Path) -> None:
         "  response: {status: {code: 200, message: OK}, headers: *h, body: {string: '{}'}}\n"
     )
     (tmp_path / "ok.yaml").write_text(text)
-    from pytest_agentevals.recording.replay import load_cassette
+    from pytest_agentevals.replay import load_cassette
 
     assert len(load_cassette(tmp_path / "ok.yaml").interactions) == 1
 

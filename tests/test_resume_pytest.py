@@ -178,7 +178,7 @@ def test_a_drifted_declared_contract_fails_before_anything_runs(project: pytest.
             assert agentevals_checkpoint.drifts == []
         """
     )
-    result = project.runpytest("-W", "default::pytest_agentevals.checkpoint.session.ContractDriftWarning")
+    result = project.runpytest("-W", "default::pytest_agentevals.resume.session.ContractDriftWarning")
     result.assert_outcomes(passed=3, errors=1)
     result.stdout.fnmatch_lines(
         [
@@ -254,7 +254,7 @@ def test_replayed_mode_runs_the_leg_offline_against_the_recording(project: pytes
     project.makepyfile(
         test_leg="""
         import pytest
-        from pytest_agentevals.recording.replay import network
+        from pytest_agentevals.replay import network
 
         @pytest.mark.resume("counter-2", mode="replayed")
         def test_leg(agentevals_checkpoint):

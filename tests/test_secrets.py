@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 
 import pytest_agentevals as ae
 from pytest_agentevals.cli import scan
-from pytest_agentevals.recording.guards import LoopGuard
+from pytest_agentevals.guards import LoopGuard
 from pytest_agentevals.sim import Reply, SimServer
 from pytest_agentevals.trace import streams
 from pytest_agentevals.trace.scrub import NOT_SECRETS, REDACTED, Scrubber, is_secret_header
@@ -264,7 +264,7 @@ def test_a_test_id_holding_a_key_names_no_file_with_it(
         """
         import pytest_agentevals as ae
 
-        def pytest_agentevals_run_agent(task, marathon):
+        def pytest_agentevals_run_agent(run):
             ae.verification("done", True, progress=1.0)
             return "done"
         """

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentevals.golden import load_goldens
+from pytest_agentevals.step import load_goldens
 
 REPO = Path(__file__).resolve().parent.parent
 GOLDENS = REPO / "goldens"

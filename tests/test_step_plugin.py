@@ -10,7 +10,7 @@ import pytest
 # A harness decision for each kind, with no model call: enough to drive collection and reporting.
 HARNESS_CONFTEST = """
 import pytest
-from pytest_agentevals.golden import Decision
+from pytest_agentevals.step import Decision
 
 @pytest.fixture
 def agentevals_decide():

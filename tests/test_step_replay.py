@@ -21,7 +21,7 @@ from .schema_support import VALIDATOR
 CONFTEST = """
 import os
 import anthropic, pytest
-from pytest_agentevals.golden import JudgeSpec, JudgeVerdict, anthropic_judge
+from pytest_agentevals.step import JudgeSpec, JudgeVerdict, anthropic_judge
 from pytest_agentevals.sim import Reply, SimServer
 
 TOOLS = [{"name": "read_file", "description": os.environ.get("STEP_TOOL_DOC", "Read a file"),

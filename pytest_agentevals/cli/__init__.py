@@ -10,7 +10,9 @@ from typing import Any
 
 from .. import __version__
 from ..errors import AgentEvalsError
-from . import checkpoint, flaky, goldens, marathon, program, promote, record, replay, report, scan, show
+from . import flaky, marathon, program, promote, record, replay, report, scan, show
+from . import resume as checkpoint
+from . import step as goldens
 
 # Each module has `register(subparsers)`, which adds its parser and sets `func` (args -> exit code).
 SUBCOMMANDS: tuple[Any, ...] = (

@@ -24,8 +24,8 @@ from ..history.budgets import FLAKY_EXIT_CODE
 from ..history.ingest import Ingester, expand
 from ..history.report import markdown, text_lines, to_json
 from ..history.sqlite import SQLiteStore
-from ..layers import LAYER_NAMES
 from ..settings import Settings
+from ..settings.layers import LAYER_NAMES
 from .common import add_format, add_setting, settings_of
 
 # Where the commit sha came from, by the source of the `sha` setting (else: the CI, or git).

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import AgentEvalsError
-from ..recording.program import Program
+from ..settings.argv import Program
 
 PROGRAM_METAVAR = "script.py [args] | -m module [args]"
 

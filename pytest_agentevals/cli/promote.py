@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import AgentEvalsError, CassetteError, TraceFormatError
 from ..fileio import atomic_path, write_atomic
-from ..recording.replay import MODES, load_cassette
+from ..replay import MODES, load_cassette
 from ..settings import Settings
 from ..trace.reader import TraceReader
 from ..trace.writer import TraceWriter
@@ -29,7 +29,7 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 TEST_TEMPLATE = '''"""Replay of the incident {name!r}, promoted from {source} by `agentevals promote`.
 
 The replay serves the recorded model and tool responses ({mode} mode); the agent is started on the
-recorded task by the `pytest_agentevals_run_agent(task, replay)` hook in conftest.py (see
+recorded task by the `pytest_agentevals_run_agent(run)` hook in conftest.py (see
 docs/replay.md). Add the assertions that say what must hold.
 """
 

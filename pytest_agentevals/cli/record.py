@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentEvalsError, RunStopped
+from ..guards import guards_for
 from ..recording import program as program_runner
-from ..recording.guards import guards_for
-from ..recording.recorder import Recorder
+from ..recording.factory import recorder_for
 from ..settings import Settings
 from ..trace.summary import summarize
 from . import program as words
@@ -65,13 +65,12 @@ def main(args: argparse.Namespace) -> int:
             f"agentevals record: error: {output} exists; choose another -o or move it away", file=sys.stderr
         )
         return 2
-    recorder = Recorder(
+    recorder = recorder_for(
         output,
+        settings,
         agent=args.agent or program.stem,
         seed=args.seed,
         task={"argv": program.argv},
-        packages=settings.contract_packages,
-        prices=settings.prices,
         guards=guards_for(settings.budget, ledger=settings.ledger),
     )
     try:

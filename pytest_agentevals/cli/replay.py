@@ -15,9 +15,9 @@ from typing import Any
 
 from ..errors import AgentEvalsError, ReplayDivergence, StaleCassette, UnrecordedRequest
 from ..recording import program as programs
-from ..recording.recorder import Recorder
-from ..recording.replay import MODES, load_cassette
-from ..recording.replay.session import ReplaySession
+from ..recording.factory import recorder_for
+from ..replay import MODES, load_cassette
+from ..replay.session import ReplaySession
 from ..settings import Settings
 from . import program as words
 
@@ -69,15 +69,7 @@ def main(args: argparse.Namespace) -> int:
     cassette = load_cassette(args.trace, args.from_step)
     # The replayed run's own trace sees the replayed exchanges: its recorder starts first.
     recorder = (
-        Recorder(
-            output,
-            agent=program.stem,
-            task=cassette.task,
-            packages=settings.contract_packages,
-            prices=settings.prices,
-        )
-        if output is not None
-        else None
+        recorder_for(output, settings, agent=program.stem, task=cassette.task) if output is not None else None
     )
     code = 0
     try:

@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..layers import LAYER_NAMES
+from ..settings.layers import LAYER_NAMES
 from .budgets import BREACH, Decision, budget_for, decide, outside_the_pyramid
 from .quarantine import Entry, Quarantine
 from .store import ExcludedSource, HistoryStore

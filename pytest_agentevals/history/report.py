@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..layers import LAYER_NAMES
+from ..settings.layers import LAYER_NAMES
 from .analysis import FlakinessReport, LayerReport
 from .budgets import BREACH, NO_BUDGET, NOT_ENOUGH_DATA, OK, WARN
 

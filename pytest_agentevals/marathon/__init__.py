@@ -14,8 +14,8 @@ The engine works from plain Python and from `agentevals marathon`; `layer.py` is
 See docs/marathon.md.
 """
 
+from ..settings.seeds import SeedSelection, parse_selection, planned_seeds
 from .results import RESULTS_FILE, Plan, SeedResult, TornResultsWarning, append_result, read_results
-from .seeds import SeedSelection, parse_selection, planned_seeds
 from .verdict import THRESHOLDS, Estimate, Judgement, Threshold, Verdict, judge
 
 __all__ = [

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..settings.seeds import describe
 from . import estimators
 from .results import SeedResult
-from .seeds import describe
 
 REGRESSED, IMPROVED, NO_DIFFERENCE = "regressed", "improved", "no difference detectable"
 

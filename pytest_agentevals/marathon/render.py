@@ -16,8 +16,8 @@ from typing import Any
 
 from ..recording.naming import safe_name
 from ..report.verdicts import VerdictRow
+from ..settings.seeds import describe
 from .results import SeedResult
-from .seeds import describe
 from .verdict import ABOVE, BELOW, INCONCLUSIVE, MET, METRICS, Estimate, Judgement, Verdict, format_value
 
 TracePath = Callable[[SeedResult], Path | None]  # where a result's trace is on this machine

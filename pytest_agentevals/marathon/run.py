@@ -30,11 +30,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..checkpoint.boot import ResumePoint, resume_point_from_trace
 from ..errors import AgentEvalsError, CheckpointError, RunStopped
 from ..metrics import compute_file
-from ..recording.guards.guard import Guard
-from ..recording.recorder import Recorder
+from ..recording.factory import recorder_for
+from ..recording.guard import Guard
+from ..resume.boot import ResumePoint, resume_point_from_trace
+from ..settings import Settings
 from .results import Plan, SeedResult, now
 
 Runner = Callable[[Any, "SeedRun"], Any]  # (task, run) -> the agent's result; raises NoRunner if none
@@ -78,8 +79,7 @@ class SeedRun:
         runner: Runner | None = None,
         guards: Sequence[Guard] = (),
         agent: str = "agent",
-        packages: tuple[str, ...] = ("anthropic",),
-        prices: Mapping[str, Mapping[str, float]] | None = None,
+        settings: Settings | None = None,
         trace_name: str | None = None,
         fail_on: Sequence[str] = (),
         max_restarts: int = 0,
@@ -101,15 +101,8 @@ class SeedRun:
         self.refused = False  # a guard refused the run before it began (the day's budget was spent)
         self.result_of_agent: Any = None
         self.crash: BaseException | None = None  # what ended the run when the agent raised
-        self.recorder = Recorder(
-            self.trace,
-            agent=agent,
-            seed=seed,
-            task=self.task,
-            contract=contract,
-            packages=packages,
-            prices=prices,
-            guards=guards,
+        self.recorder = recorder_for(
+            self.trace, settings, agent=agent, seed=seed, task=self.task, contract=contract, guards=guards
         )
 
     # -- life cycle ------------------------------------------------------------------------------------

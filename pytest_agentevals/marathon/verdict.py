@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..metrics import cost_per_verified_pass
+from ..settings.seeds import extra_seeds
 from . import estimators
 from .results import STATUS_ORDER, Plan, SeedResult
-from .seeds import extra_seeds
 
 MET, BELOW, ABOVE, INCONCLUSIVE = "met", "below", "above", "inconclusive"
 

@@ -14,13 +14,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from .. import contract
 from ..errors import RecordingError, RunStopped
 from ..trace.events import RUN_STATUSES, TRACE_VERSION, Event
 from ..trace.writer import TraceWriter
-from . import active, contract, exchange
+from . import active, exchange
 from .bodies import BodyDecoder
-from .guards.guard import Guard
-from .guards.runner import OBSERVED, GuardRunner
+from .guard import Guard
+from .guard_runner import OBSERVED, GuardRunner
 from .patching import patched
 from .prices import PriceTable
 from .workspace import Snapshotter

@@ -1,0 +1,42 @@
+"""Guards on the recorder: budgets like cgroups (per call, per run, per day), the watchdog on
+verified progress and the loop guard. See docs/guards.md.
+
+Every model request passes the run's guards before it leaves the machine; a guard that stops the
+run raises `RunStopped` (status `budget_exhausted`, `stalled` or `loop`), writes a `guard` event,
+and the run's `run_end.status` says so.
+"""
+
+from ..errors import GuardError, LedgerError, RunStopped
+from ..recording.costs import estimate_input_tokens
+from ..recording.guard import Call, CallResult, Guard, Run, Verdict
+from ..settings.budgets import Budget, split_keywords
+from .build import guards_for
+from .daily import DailyBudget
+from .ledger import Ledger
+from .left import BudgetLeft, budget_left, expect_progress
+from .loop import LoopGuard
+from .run_budget import RunBudget
+from .watchdog import Watchdog
+
+__all__ = [
+    "Budget",
+    "BudgetLeft",
+    "Call",
+    "CallResult",
+    "DailyBudget",
+    "Guard",
+    "GuardError",
+    "Ledger",
+    "LedgerError",
+    "LoopGuard",
+    "Run",
+    "RunBudget",
+    "RunStopped",
+    "Verdict",
+    "Watchdog",
+    "budget_left",
+    "estimate_input_tokens",
+    "expect_progress",
+    "guards_for",
+    "split_keywords",
+]

@@ -1,0 +1,401 @@
+"""The marathon layer's pytest face: the `marathon` marker, the `agentevals_marathon` and `agentevals_seed`
+fixtures, and the hooks that hand off to the engine (`run.py`, `session.py`, `verdict.py`).
+Registered by `pytest_agentevals.plugin` with the run's settings.
+
+```python
+@pytest.mark.marathon(seeds=5, max_cost_usd=3.0, min_pass_rate=0.6, min_progress_auc=0.7)
+def test_refactor_marathon(agentevals_marathon):
+    agentevals_marathon.run_agent()        # the pytest_agentevals_run_agent hook, seeded
+```
+
+- Collection: each seed is an item (`test_refactor_marathon[seed=3]`); the marker is checked once
+  (`marker.py`; a mistake is a usage error naming the test and the keyword).
+  `--agentevals-seeds` deselects the seeds this session does not run; a seed with a result at this
+  commit from an earlier session is skipped and its result kept (`--agentevals-rerun-seeds` runs it
+  again); `max_seeds` keeps reserve seeds, collected only when the stored verdict asks for them.
+- Each seed: its own recorder and trace (`<marathon_dir>/<test>/seed-<n>.trace.jsonl`), its budgets
+  and watchdog as guards, the seed handed to the agent. Its result travels in its teardown report.
+- Where reports arrive (a plain session, or the xdist controller): the results file, the verdicts,
+  the terminal table, and a failed session when a whole interval is below its bar.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from ..errors import ConfigError
+from ..faces import (
+    BUDGET_MARKER,
+    VERDICTS_KEY,
+    MarkerSpec,
+    budget_for,
+    declared_contract,
+    guards_for_item,
+    is_worker,
+)
+from ..history import ci_env
+from ..hooks import AgentRun, ask_run_agent, warn_deprecated_spellings
+from ..recording.naming import TRACE_PROPERTY
+from ..settings import Settings
+from ..trace.scrub import Scrubber
+from . import render
+from .plan import KEYWORDS, plan_of, reserve_of
+from .results import RESULTS_FILE, Plan, SeedResult, latest, read_results, trace_name
+from .run import NoRunner, SeedRun
+from .session import MarathonSession, payload
+from .verdict import Verdict, judge
+
+MARATHON = MarkerSpec("marathon", keywords=KEYWORDS)
+SEED_ID = "seed={}"
+SNAPSHOT_KEY = "agentevals_marathon_results_size"
+SEED_ARG = "agentevals_seed"
+
+
+@dataclass(frozen=True)
+class Seeding:
+    """A seed item's place in its marathon: read by the fixture and the report hook."""
+
+    test: str  # the node id without [seed=N]
+    seed: int
+    plan: Plan
+    expected: tuple[int, ...]  # the seeds of this test this session runs or keeps
+    partial: bool  # a seed selection left some of them out
+    kept: SeedResult | None  # a result from an earlier session at this commit
+
+
+SEEDING_KEY = pytest.StashKey[Seeding]()
+RUN_KEY = pytest.StashKey[SeedRun]()
+CALL_KEY = pytest.StashKey[str]()  # the call phase's outcome
+RESULT_KEY = pytest.StashKey[SeedResult]()
+
+
+def test_key(item: pytest.Item, seed: int) -> str:
+    """The test a seed item belongs to: its node id without the `seed=N` part of its id, and
+    without a secret a parametrized id held (the key is stored in the results file)."""
+    nodeid, part = Scrubber().scrub_text(item.nodeid), SEED_ID.format(seed)
+    for old, new in ((f"[{part}]", ""), (f"[{part}-", "["), (f"-{part}]", "]"), (f"-{part}-", "-")):
+        if old in nodeid:
+            return nodeid.replace(old, new, 1)
+    return nodeid
+
+
+def seed_of(item: pytest.Item) -> int | None:
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    seed = params.get(SEED_ARG)
+    return seed if isinstance(seed, int) else None
+
+
+# -- the face --------------------------------------------------------------------------------------------
+
+
+class MarathonLayer:
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.settings = settings
+        self.session: MarathonSession | None = None
+        self.verdicts: list[Verdict] = []
+        self.problems: list[str] = []
+        self._commit: ci_env.Commit | None = None
+        self._stored: list[SeedResult] | None = None
+        self.config: pytest.Config | None = None
+        self._snapshot: int | None = None  # the results file's size when the workers were started
+
+    # -- what every process needs: the commit, the results kept from earlier sessions -------------------
+
+    def commit(self, config: pytest.Config) -> ci_env.Commit:
+        if self._commit is None:
+            self._commit = ci_env.resolve(
+                config.rootpath, os.environ, sha=self.settings.sha, run_id=self.settings.run_id
+            )
+        return self._commit
+
+    def stored(self, config: pytest.Config) -> list[SeedResult]:
+        """The results at this commit from earlier sessions (none with --agentevals-rerun-seeds, or
+        when no commit is known: results of unknown code are not carried over).
+
+        Under xdist every worker reads the file as it was when the session started (its size then,
+        from the controller): a worker started late, to replace a crashed one, collects what the
+        others collected, not what this session has appended since."""
+        if self._stored is None:
+            self._stored = []
+            path = self.settings.marathon_dir / RESULTS_FILE
+            sha = self.commit(config).sha
+            limit = getattr(config, "workerinput", {}).get(SNAPSHOT_KEY)
+            if not self.settings.rerun_seeds and sha is not None and path.is_file():
+                self._stored = [r for r in latest(read_results(path, limit)) if r.commit == sha]
+        return self._stored
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist's controller, before it starts a worker: the results file's size at session start."""
+        if self._snapshot is None:
+            path = self.settings.marathon_dir / RESULTS_FILE
+            self._snapshot = path.stat().st_size if path.is_file() else 0
+        node.workerinput[SNAPSHOT_KEY] = self._snapshot
+
+    # -- collection ----------------------------------------------------------------------------------
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        mark = metafunc.definition.get_closest_marker(MARATHON.name)
+        if mark is None:
+            return
+        try:
+            plan = plan_of(MARATHON.parse(mark, self.settings).values)
+        except ConfigError:
+            return  # the collection check reports it, naming the test
+        seeds = reserve_of(plan)
+        metafunc.parametrize(SEED_ARG, seeds, ids=[SEED_ID.format(seed) for seed in seeds])
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        MARATHON.check(session, items, self.settings)
+        marked = [item for item in items if MARATHON.of(item) is not None]
+        if not marked:
+            return
+        try:
+            self._seed(config, items, marked)
+        except (ConfigError, pytest.UsageError) as exc:
+            message = str(exc) if isinstance(exc, pytest.UsageError) else f"agentevals: {exc}"
+            if not is_worker(config):
+                raise pytest.UsageError(message) from None
+            session.shouldstop = message
+            items.clear()
+
+    def _seed(self, config: pytest.Config, items: list[pytest.Item], marked: list[pytest.Item]) -> None:
+        plans: dict[str, Plan] = {}
+        errors: list[str] = []
+        by_test: dict[str, list[tuple[pytest.Item, int]]] = {}
+        for item in marked:
+            values = MARATHON.of(item)
+            assert values is not None
+            try:
+                plan = plan_of(values.values)
+                budget_for(item, self.settings, markers=(BUDGET_MARKER, MARATHON.name))
+            except ConfigError as exc:
+                errors.append(f"{item.nodeid}: {exc}")
+                continue
+            seed = seed_of(item)
+            if seed is None:
+                errors.append(f"{item.nodeid}: @pytest.mark.marathon on a test pytest could not give seeds")
+                continue
+            test = test_key(item, seed)
+            plans[test] = plan
+            by_test.setdefault(test, []).append((item, seed))
+        if errors:
+            more = f"\n  … and {len(errors) - 5} more" if len(errors) > 5 else ""
+            raise pytest.UsageError("agentevals: " + "\n".join(errors[:5]) + more)
+        stored = self.stored(config)
+        dropped: list[pytest.Item] = []  # reserve seeds not called in: not tests of this session
+        deselected: list[pytest.Item] = []
+        selection = self.settings.seeds
+        for test, seeded in by_test.items():
+            plan = plans[test]
+            kept = {r.seed: r for r in stored if r.test == test}
+            active = set(plan.seeds) | set(kept)
+            if plan.max_seeds is not None and all(seed in kept for seed in plan.seeds):
+                active |= set(judge(test, kept.values(), plan=plan).grow)
+            ordered = [seed for _, seed in seeded if seed in active]
+            chosen = set(selection.select(ordered) if selection is not None else ordered)
+            partial = chosen != set(ordered)
+            for item, seed in seeded:
+                if seed not in active:
+                    dropped.append(item)
+                elif seed not in chosen:
+                    deselected.append(item)
+                else:
+                    item.stash[SEEDING_KEY] = Seeding(
+                        test, seed, plan, tuple(sorted(chosen)), partial, kept.get(seed)
+                    )
+                    if seed in kept:
+                        item.add_marker(
+                            pytest.mark.skip(
+                                reason=f"seed {seed} has a result at this commit from an earlier session: "
+                                "kept (--agentevals-rerun-seeds runs it again)"
+                            )
+                        )
+        if dropped or deselected:
+            gone = {id(item) for item in (*dropped, *deselected)}
+            items[:] = [item for item in items if id(item) not in gone]
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+
+    # -- the fixtures ----------------------------------------------------------------------------------
+
+    @pytest.fixture
+    def agentevals_seed(self) -> int | None:
+        """The seed of a marathon test's item (None in any other test)."""
+        return None
+
+    @pytest.fixture(autouse=True)
+    def _agentevals_marathon_marker(
+        self, request: pytest.FixtureRequest, agentevals_seed: int | None
+    ) -> None:
+        """A test marked @pytest.mark.marathon records its seed's run even if it does not ask for the
+        fixture (it may run the agent itself, with `agentevals_seed`)."""
+        if request.node.stash.get(SEEDING_KEY, None) is not None:
+            request.getfixturevalue("agentevals_marathon")
+
+    @pytest.fixture
+    def agentevals_marathon(self, request: pytest.FixtureRequest) -> Iterator[SeedRun]:
+        """This seed's run: `run_agent()` starts the agent on the seeded task through the
+        `pytest_agentevals_run_agent(run)` hook (`run.layer == "marathon"`); `seed`, `task`,
+        `workspace`, `recorder`, `trace`. Recorded from setup to teardown under the run's budgets and
+        watchdog."""
+        item = request.node
+        seeding = item.stash.get(SEEDING_KEY, None)
+        marked = MARATHON.of(item)
+        if seeding is None or marked is None:
+            pytest.fail(
+                "agentevals: the agentevals_marathon fixture belongs to a test marked "
+                "@pytest.mark.marathon(seeds=...) (docs/marathon.md)",
+                pytrace=False,
+            )
+        settings = marked.settings
+        name = trace_name(seeding.test, seeding.seed)
+        run = SeedRun(
+            test=seeding.test,
+            seed=seeding.seed,
+            task=marked.values.get("task"),
+            trace=settings.marathon_dir / name,
+            trace_name=name,
+            workspace=request.getfixturevalue("tmp_path") / "workspace",
+            runner=_runner(item),
+            guards=guards_for_item(item, settings, markers=(BUDGET_MARKER, MARATHON.name)),
+            agent=getattr(item, "originalname", item.name),
+            settings=settings,
+            fail_on=marked.values.get("fail_on", ()),
+            max_restarts=marked.values.get("max_restarts", 0),
+            resumer=_resumer(item),
+            contract=declared_contract(item),
+        )
+        item.stash[RUN_KEY] = run
+        item.user_properties.append((TRACE_PROPERTY, str(run.trace)))  # for the session's run report
+        run.start()
+        try:
+            yield run
+        finally:
+            run.stop(failed=item.stash.get(CALL_KEY, "") == "failed")
+            item.stash[RESULT_KEY] = run.result(
+                item.stash.get(CALL_KEY, "error"), plan=seeding.plan, commit=self.commit(item.config).sha
+            )
+
+    # -- reports -------------------------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report: pytest.TestReport = yield
+        seeding = item.stash.get(SEEDING_KEY, None)
+        if seeding is None:
+            return report
+        if report.when == "call":
+            item.stash[CALL_KEY] = report.outcome
+        elif report.when == "teardown":
+            # The seed's last report carries its result, so under xdist it reaches the controller.
+            fresh = item.stash.get(RESULT_KEY, None)
+            report.agentevals_marathon = payload(  # type: ignore[attr-defined]
+                test=seeding.test,
+                seed=seeding.seed,
+                plan=seeding.plan,
+                expected=seeding.expected,
+                partial=seeding.partial,
+                result=fresh if fresh is not None else seeding.kept,
+                kept=fresh is None and seeding.kept is not None,
+            )
+        return report
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, "agentevals_marathon", None)
+        if not isinstance(data, dict) or (self.config is not None and is_worker(self.config)):
+            return  # a worker: its reports carry every result to the controller, which writes
+        if self.session is None:
+            assert self.config is not None
+            commit = self.commit(self.config)
+            self.session = MarathonSession(
+                self.settings.marathon_dir,
+                commit=commit.sha,
+                branch=commit.branch,
+                run_id=commit.run_id or ci_env.local_run_id(),
+            )
+        self.session.receive(data)
+
+    @pytest.hookimpl(tryfirst=True)  # before the run report is written: it shows the verdicts
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.session is None or not self.session.tests:
+            return
+        self.verdicts = self.session.verdicts()
+        session.config.stash[VERDICTS_KEY] = render.verdict_rows(self.verdicts)
+        self.problems = list(self.session.problems)
+        failed = any(verdict.fails for verdict in self.verdicts) or bool(self.problems)
+        if failed and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.session is None or not (self.verdicts or self.problems):
+            return
+        terminalreporter.write_sep("=", "agentevals marathon")
+        folder = self.settings.marathon_dir
+        for index, verdict in enumerate(self.verdicts):
+            if index:
+                terminalreporter.write_line("")
+            for line, colour in render.text_lines(verdict, _trace_finder(folder)):
+                terminalreporter.write_line(line, **({colour: True} if colour else {}))
+        for problem in self.problems:
+            terminalreporter.write_line(f"agentevals: {problem}", red=True)
+        session = self.session
+        kept = f"; {session.kept} kept from an earlier session at this commit" if session.kept else ""
+        terminalreporter.write_line(f"results: {session.results_path} ({session.appended} new{kept})")
+        if any(verdict.fails for verdict in self.verdicts):
+            terminalreporter.write_line(
+                "marathon failed: a bar's whole 95% interval is on the wrong side of it (above)", red=True
+            )
+
+
+def _runner(item: pytest.Item) -> Any:
+    hook = item.ihook.pytest_agentevals_run_agent  # the conftest.py files that apply to this test
+
+    def runner(task: Any, run: SeedRun) -> Any:
+        warn_deprecated_spellings(hook)
+        result = ask_run_agent(hook, AgentRun("marathon", task, run, seed=run.seed, workspace=run.workspace))
+        if result is None:
+            raise NoRunner(
+                f"{run.test} seed {run.seed}: no pytest_agentevals_run_agent hook started the agent on the "
+                f"task {task!r}: add `def pytest_agentevals_run_agent(run): ...` to a conftest.py that, when "
+                'run.layer == "marathon", starts your agent with run.seed and returns its result (see '
+                "docs/marathon.md)"
+            )
+        return result
+
+    return runner
+
+
+def _resumer(item: pytest.Item) -> Any:
+    hook = item.ihook.pytest_agentevals_resume_agent  # the resume layer's hook (firstresult)
+
+    def resume(point: Any) -> Any:
+        return hook(checkpoint=point)
+
+    return resume
+
+
+def _trace_finder(folder: Any) -> render.TracePath:
+    def find(result: SeedResult) -> Any:
+        if result.trace is None:
+            return None
+        path = folder / result.trace
+        return path if path.is_file() else None
+
+    return find
+
+
+__all__: Sequence[str] = ("MARATHON", "MarathonLayer", "Seeding", "plan_of")

@@ -1,0 +1,270 @@
+"""The replay layer's pytest face: the `replay` marker, the `agentevals_replay` fixture and the hooks
+that hand off to the engine (`session.py`); every cassette without a test of its own is collected as
+a replay test. Registered by `pytest_agentevals.plugin` with the run's settings.
+
+```python
+@pytest.mark.replay("fix-bug")                     # cassettes/fix-bug.trace.jsonl, strict
+def test_fix_bug(agentevals_replay):
+    result = run_my_agent(agentevals_replay.task)  # model and @tool calls answered from the recording
+    assert result.ok
+```
+
+The marker, `@pytest.mark.replay(cassette=None, *, mode=, from_step=, record=, task=)`, is checked at
+collection (`REPLAY`, a `MarkerSpec`). A bare marker replays the test's own cassette, and fails
+before the test body runs when there is none to replay. The replay is checked when the test
+function returns, so a divergence fails the test itself, with the replay's message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import warnings
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..errors import CassetteError
+from ..faces import MarkerSpec, anything, near_miss, step_number, text_or_path
+from ..hooks import AgentRun, ask_run_agent, warn_deprecated_spellings
+from ..recording import cassette_names
+from ..settings import Settings
+from .report import ReplayDivergenceWarning
+from .session import ReplaySession
+
+REPLAY = MarkerSpec(
+    "replay",
+    positional=("cassette",),
+    keywords={"cassette": text_or_path, "from_step": step_number, "task": anything},
+    settings=("mode", "record"),
+)
+SESSION_KEY = pytest.StashKey[ReplaySession]()
+
+
+class ReplayLayer:
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.settings = settings
+
+    # -- sessions ----------------------------------------------------------------------------------
+
+    def own_cassette(self, item: pytest.Item) -> Path:
+        """The test's own cassette (what a bare marker replays)."""
+        cls = getattr(item, "cls", None)
+        test = f"{cls.__name__}.{item.name}" if cls is not None else item.name
+        return cassette_names.own_cassette(self.settings.cassette_dir, getattr(item, "path", None), test)
+
+    def session_for(self, item: pytest.Item, settings: Settings) -> ReplaySession:
+        # Every conftest's runner is asked (each declines a task not its own with None): a cassette
+        # collected from outside the collected folders has no conftest of its own to ask (item.ihook).
+        hook = item.config.hook.pytest_agentevals_run_agent
+
+        def runner(task: Any, session: ReplaySession) -> Any:
+            warn_deprecated_spellings(hook)
+            seed = session.cassette.run_start.get("seed") if session.path is not None else None
+            run = AgentRun(
+                "replay",
+                task,
+                session,
+                seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+                cassette=session.path,
+            )
+            return ask_run_agent(hook, run)
+
+        session = ReplaySession(
+            settings,
+            name=item.nodeid,
+            agent=item.name,
+            own=self.own_cassette(item),
+            record_hint=(
+                f"record it with `pytest {item.nodeid!r} --agentevals-record=once`, copy an incident in "
+                "with `agentevals promote TRACE --name NAME`, or check the name in @pytest.mark.replay(...)"
+            ),
+            rerecord=f"pytest {item.nodeid!r} --agentevals-record=all",
+            runner=runner,
+            inactive=_inactive_hint(item),
+        )
+        item.stash[SESSION_KEY] = session
+        return session
+
+    def report(self, item: pytest.Item, session: ReplaySession) -> None:
+        """The replay's report section, and a warning for a sequential replay that diverged."""
+        replayer = session.replayer
+        if replayer is None:
+            return
+        item.add_report_section("call", "agentevals replay", replayer.report.text())
+        if replayer.report.divergences:
+            warnings.warn(ReplayDivergenceWarning(replayer.report.text(limit=3)), stacklevel=1)
+
+    # -- the fixture ---------------------------------------------------------------------------------
+
+    @pytest.fixture
+    def agentevals_replay(self, request: pytest.FixtureRequest) -> Iterator[ReplaySession]:
+        """The test's replay: started from `@pytest.mark.replay(...)`, or by calling the fixture with a
+        cassette name or any trace file. Checked when the test function returns."""
+        item = request.node
+        marked = REPLAY.of(item)
+        session = self.session_for(item, marked.settings if marked is not None else self.settings)
+        try:
+            if marked is not None:
+                if "agentevals_recorder" in request.fixturenames:
+                    # The test's own trace must see the replayed exchanges: its recorder starts first.
+                    request.getfixturevalue("agentevals_recorder")
+                name = marked.values.get("cassette")
+                path = self.own_cassette(item) if name is None else self._resolve(name)
+                session.start(path, from_step=marked.values.get("from_step"), task=marked.values.get("task"))
+            yield session
+        finally:
+            session.close()
+
+    @pytest.fixture(autouse=True)
+    def _agentevals_replay_marker(self, request: pytest.FixtureRequest) -> None:
+        """A test marked `@pytest.mark.replay` replays even if it does not ask for the fixture."""
+        if REPLAY.of(request.node) is not None:
+            request.getfixturevalue("agentevals_replay")
+
+    def _resolve(self, name: str | os.PathLike[str]) -> Path:
+        return cassette_names.resolve(name, self.settings.cassette_dir, self.settings.rootdir)
+
+    # -- hooks -----------------------------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        session = item.stash.get(SESSION_KEY, None)
+        try:
+            result = yield
+        except BaseException as exc:
+            if session is not None:
+                try:
+                    session.finish(exc)
+                finally:
+                    self.report(item, session)
+            raise
+        if session is not None:
+            try:
+                session.finish(None)
+            finally:
+                self.report(item, session)
+        return result
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> CassetteFile | None:
+        if not self.settings.collect_cassettes or not self._is_cassette(file_path):
+            return None
+        return CassetteFile.from_parent(parent, path=file_path, layer=self)
+
+    def _is_cassette(self, path: Path) -> bool:
+        return path.name.endswith(cassette_names.TRACE_SUFFIX) and _real(path).is_relative_to(
+            _real(self.settings.cassette_dir)
+        )
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        """Check every replay marker (a mistake stops the run here); drop collected cassettes that a
+        test of this session replays; when the run names no paths (testpaths or the rootdir), add
+        the cassettes outside the collected folders."""
+        REPLAY.check(session, items, self.settings)
+        if not self.settings.collect_cassettes or not self.settings.cassette_dir.is_dir():
+            return
+        covered: set[Path] = set()
+        for item in items:
+            marked = REPLAY.of(item)
+            if marked is None or isinstance(item, CassetteItem):
+                continue
+            name = marked.values.get("cassette")
+            covered.add(_real(self.own_cassette(item) if name is None else self._resolve(name)))
+        collected = {_real(item.path) for item in items if isinstance(item, CassetteItem)}
+        dropped = [item for item in items if isinstance(item, CassetteItem) and _real(item.path) in covered]
+        if dropped:
+            items[:] = [item for item in items if item not in dropped]
+            config.hook.pytest_deselected(items=dropped)
+        if config.args_source == pytest.Config.ArgsSource.ARGS:
+            return  # the user named what to run: cassettes under a named folder came through collect_file
+        for path in _cassettes_under(self.settings.cassette_dir):
+            if _real(path) not in covered and _real(path) not in collected:
+                items.extend(CassetteFile.from_parent(session, path=path, layer=self).collect())
+
+
+def _inactive_hint(item: pytest.Item) -> str:
+    near = next((mark.name for mark in item.iter_markers() if near_miss(mark.name, [REPLAY.name])), None)
+    if near is not None:
+        return f"this test is marked @pytest.mark.{near}: did you mean @pytest.mark.{REPLAY.name}?"
+    return (
+        f"mark the test @pytest.mark.{REPLAY.name} (its own cassette) or @pytest.mark.{REPLAY.name}"
+        '("NAME"), or call the fixture with a cassette first: agentevals_replay("NAME")'
+    )
+
+
+def _real(path: Path) -> Path:
+    """The path with its links resolved, or as it is when it cannot be (a link that loops)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
+
+
+def _cassettes_under(folder: Path) -> list[Path]:
+    """Every `*.trace.jsonl` below `folder`, without following links to folders (a loop ends)."""
+    found: list[Path] = []
+    for root, dirs, names in os.walk(folder):
+        dirs.sort()
+        found.extend(
+            Path(root) / name for name in sorted(names) if name.endswith(cassette_names.TRACE_SUFFIX)
+        )
+    return found
+
+
+# -- cassettes without a test, collected as replay tests ---------------------------------------------
+
+
+class CassetteFile(pytest.File):
+    """A `*.trace.jsonl` in the cassette directory that no test replays: one replay test."""
+
+    def __init__(self, *, layer: ReplayLayer, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.layer = layer
+
+    def collect(self) -> Iterator[pytest.Item]:
+        yield CassetteItem.from_parent(self, name="replay", layer=self.layer)
+
+
+class CassetteItem(pytest.Item):
+    """Replays its cassette in the configured replay mode (never records), starting the agent through
+    the `pytest_agentevals_run_agent` hook or an allowed recorded program."""
+
+    def __init__(self, *, layer: ReplayLayer, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.layer = layer
+        self.add_marker(pytest.mark.replay(str(self.path)))
+
+    def runtest(self) -> None:
+        _check_readable(self.path)
+        session = self.layer.session_for(self, dataclasses.replace(self.layer.settings, record="none"))
+        try:
+            session.start(self.path)
+            try:
+                session.run_agent()
+            except BaseException as exc:
+                session.finish(exc)
+                raise
+            session.finish(None)
+        finally:
+            self.layer.report(self, session)
+            session.close()
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"replay of {self.path.name}"
+
+
+def _check_readable(path: Path) -> None:
+    try:
+        path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        what = "a symbolic link that loops or points nowhere" if path.is_symlink() else f"unreadable ({exc})"
+        raise CassetteError(
+            path, 0, f"is {what}", "replace it with the cassette file it stands for, or delete it"
+        ) from None
+    if not path.is_file():
+        raise CassetteError(path, 0, "is not a file", "a cassette is a .trace.jsonl file")

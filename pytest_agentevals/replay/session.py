@@ -1,0 +1,315 @@
+"""One replay — or, in a record mode, one recording — of a cassette: the state machine behind the
+`agentevals_replay` fixture and `agentevals replay`, with no pytest and no command line in it.
+
+```python
+session = ReplaySession(settings, name="incident 0412", own=Path("cassettes/0412.trace.jsonl"))
+session.start(session.own)            # or session("other-name"), as the fixture is called
+try:
+    run_my_agent(session.task)
+except BaseException as error:
+    session.finish(error)             # the replay's own failure wins over what it caused
+    raise
+else:
+    session.finish(None)              # a divergence, or a run that stopped early, raises here
+finally:
+    session.close()
+```
+
+Record modes (the `record` setting): `none` replays only; `once` records a missing cassette and
+replays an existing one; `new` replays and lets requests missing from the cassette go live, saving
+the combined run; `all` re-records. A recording goes to a scratch file beside the cassette and
+replaces it only when the run is over, so an interrupted recording never costs a good cassette.
+
+Which program a trace recorded by `agentevals record` is replayed against is the repository's
+choice (a runner, or the `replay_programs` setting), never the trace's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import AgentEvalsError, CassetteError, ConfigError
+from ..recording import cassette_names
+from ..recording import program as programs
+from ..recording.factory import recorder_for
+from ..recording.recorder import Recorder
+from ..settings import REPLAY_MODES, Settings
+from ..settings.argv import Program, allowed
+from ..trace.reader import TraceReader
+from .cassette import Cassette
+from .engine import Replayer
+from .report import ReplayReport
+
+Runner = Callable[[Any, "ReplaySession"], Any]  # (task, session) -> the agent's result, None if not its task
+
+
+class ReplaySession:
+    """One test's (or one command's) replay, or recording in a record mode.
+
+    `name` is what messages call the run (a test id, a program); `agent` names it in a recording;
+    `own` is the cassette used when none is named; `record_hint` says how to record a missing
+    cassette, `rerecord` how to re-record a stale one; `runner(task, session)` starts the agent on
+    a recorded task; `inactive` says why no replay is active yet (for the error a replay-only
+    attribute raises before one is).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        name: str,
+        agent: str = "agent",
+        own: Path | None = None,
+        record_hint: str = "record it with `agentevals record`, or check the name",
+        rerecord: str | None = None,
+        runner: Runner | None = None,
+        inactive: str = "call it with a cassette: agentevals_replay(NAME)",
+        check_contract: bool = True,
+    ) -> None:
+        self.settings = settings
+        self.name = name
+        self.agent = agent
+        self.own = own
+        self.record_hint = record_hint
+        self.rerecord = rerecord
+        self.runner = runner
+        self.inactive = inactive
+        self.check_contract = check_contract
+        self.replayer: Replayer | None = None
+        self.recorder: Recorder | None = None
+        self.path: Path | None = None
+        self._task: Any = None
+        self._final: Path | None = None  # where a recording lands when the run is over
+        self._finished = False
+
+    # -- what a test reads ------------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        """Whether a replay (or a recording) was started."""
+        return self.replayer is not None or self.recorder is not None
+
+    @property
+    def recording(self) -> bool:
+        """True when this run records its cassette instead of replaying it (record modes)."""
+        return self.recorder is not None and self.replayer is None
+
+    @property
+    def cassette(self) -> Cassette:
+        self._need("cassette")
+        if self.replayer is None:
+            raise AgentEvalsError(f"{self.name}: no cassette is being replayed (this run is recording it)")
+        return self.replayer.cassette
+
+    @property
+    def task(self) -> Any:
+        """The recorded run's initial task (`run_start.task`), or the one given to a recording."""
+        self._need("task")
+        return self._task
+
+    @property
+    def checkpoint(self) -> Any:
+        """The state stored at the checkpoint a `from_step` replay starts from (None otherwise)."""
+        self._need("checkpoint")
+        if self.replayer is None or self.replayer.cassette.checkpoint is None:
+            return None
+        return self.replayer.cassette.checkpoint.get("state")
+
+    @property
+    def report(self) -> ReplayReport | None:
+        """What the replay served and where it diverged (None while recording)."""
+        self._need("report")
+        return self.replayer.report if self.replayer is not None else None
+
+    def _need(self, what: str) -> None:
+        if not self.active:
+            raise AgentEvalsError(
+                f"{self.name}: `{what}` belongs to a replay, and none is active, so nothing is answered "
+                f"from a recording (the network would be reached): {self.inactive}"
+            )
+
+    # -- starting ---------------------------------------------------------------------------------
+
+    def __call__(
+        self,
+        cassette: str | os.PathLike[str] | None = None,
+        *,
+        mode: str | None = None,
+        from_step: int | None = None,
+    ) -> Replayer:
+        """Replay `cassette` (a name under the cassette directory, or any trace/YAML path; the own
+        cassette when None) now, and return the running `Replayer` (a context manager too)."""
+        if self.replayer is not None:
+            if self.replayer.report.served_http or self.replayer.report.served_tools:
+                raise AgentEvalsError(
+                    f"{self.name}: a replay of {self.replayer.cassette.path} is already running; "
+                    "leave its `with` block first"
+                )
+            self._drop()
+        if cassette is not None:
+            path = cassette_names.resolve(cassette, self.settings.cassette_dir, self.settings.rootdir)
+        elif self.own is not None:
+            path = self.own
+        else:
+            raise AgentEvalsError(f"{self.name}: name the cassette to replay: agentevals_replay(NAME)")
+        replayer = self.start(path, mode=mode, from_step=from_step)
+        if replayer is None:
+            raise AgentEvalsError(f"{self.name}: {path} is being recorded, not replayed")
+        return replayer
+
+    def start(
+        self,
+        cassette: Path | Cassette,
+        *,
+        mode: str | None = None,
+        from_step: int | None = None,
+        task: Any = None,
+    ) -> Replayer | None:
+        """Replay the cassette (a path, or one loaded already), or record it when the record mode
+        says so (then None). `mode` given here is below the command line, as a marker's is."""
+        path = cassette.path if isinstance(cassette, Cassette) else cassette
+        self.path = path
+        record = self.settings.record
+        exists = isinstance(cassette, Cassette) or path.exists()
+        if record == "all" or (record in ("once", "new") and not exists):
+            self._record(path, task if task is not None or not exists else _recorded_task(path))
+            return None
+        if not exists:
+            raise self.missing(path)
+        replayer = Replayer(
+            cassette,
+            mode=self._mode(mode),
+            from_step=from_step,
+            packages=self.settings.contract_packages,
+            check_contract=self.check_contract,
+            rerecord=self.rerecord,
+            allow_live=record == "new",
+        )
+        if record == "new":
+            self._record(path, replayer.cassette.task, start=False)
+        self._task = replayer.cassette.task if task is None else task
+        self.replayer = replayer  # before it starts: a stale cassette's failure is in its report
+        if self.recorder is not None:
+            self.recorder.start()
+        replayer.start()
+        return replayer
+
+    def missing(self, path: Path) -> CassetteError:
+        return CassetteError(path, 0, "no such cassette", self.record_hint)
+
+    def _mode(self, mode: str | None) -> str:
+        if mode is None or self.settings.sources.get("replay_mode") == "cli":
+            return self.settings.replay_mode
+        if mode not in REPLAY_MODES:
+            raise ConfigError("mode", f"{mode!r} is not allowed", "use one of: " + ", ".join(REPLAY_MODES))
+        return mode
+
+    def _record(self, path: Path, task: Any, start: bool = True) -> None:
+        scratch = path.with_name(path.name + f".recording-{os.getpid()}")
+        scratch.unlink(missing_ok=True)
+        self.recorder = recorder_for(scratch, self.settings, agent=self.agent, task=task)
+        self._final = path
+        self._task = task
+        if start:
+            self.recorder.start()
+
+    def _drop(self) -> None:
+        replayer, self.replayer = self.replayer, None
+        if replayer is not None and replayer.running:
+            with contextlib.suppress(AgentEvalsError):
+                replayer.stop()
+
+    # -- the agent ----------------------------------------------------------------------------------
+
+    def run_agent(self) -> Any:
+        """Start the agent on the recorded task: through the runner, or, for a run recorded by
+        `agentevals record`, by running its program again if the repository allows that program."""
+        self._need("run_agent()")
+        if self.runner is not None:
+            result = self.runner(self._task, self)
+            if result is not None:
+                return result
+        argv = self._task.get("argv") if isinstance(self._task, dict) else None
+        if argv is not None:
+            return self._run_recorded_program(argv)
+        raise AgentEvalsError(
+            f"{self.path}: no agent runner took this run's task {self._task!r}: add a hook "
+            "`def pytest_agentevals_run_agent(run): ...` to a conftest.py that starts your "
+            "agent on `run.task` and returns its result (see docs/replay.md)"
+        )
+
+    def _run_recorded_program(self, argv: Any) -> int:
+        try:
+            program = Program.from_argv(argv if isinstance(argv, list) else [])
+        except AgentEvalsError as exc:
+            raise CassetteError(
+                self.path or "", 1, f"run_start.task.argv: {exc}", "re-record it with `agentevals record`"
+            ) from None
+        root = self.settings.rootdir
+        if not allowed(program, self.settings.replay_programs, root):
+            raise AgentEvalsError(
+                f"{self.path}: this run was recorded from `{program.label}` (run_start.task.argv), and "
+                "a replay runs only a program the repository allows, never one a trace names. If that "
+                "program is yours, allow it in pyproject.toml: [tool.agentevals] replay_programs = "
+                f"[{json.dumps(program.label)}]; or start the agent yourself in a "
+                "`pytest_agentevals_run_agent(run)` hook (see docs/replay.md)"
+            )
+        code = programs.run(program, root)
+        if code != 0:
+            raise AgentEvalsError(f"the replayed program {program.label} exited with status {code}")
+        return code
+
+    # -- finishing --------------------------------------------------------------------------------
+
+    def finish(self, error: BaseException | None) -> None:
+        """End the replay when the run is over (`error` is what it raised, if anything): raise the
+        replay's failure, and put a recording in place."""
+        if self._finished:
+            return
+        self._finished = True
+        try:
+            if self.replayer is not None:
+                self.replayer.stop(error)
+        finally:
+            self._close_recording(error)
+
+    def _close_recording(self, error: BaseException | None) -> None:
+        recorder, self.recorder = self.recorder, None
+        if recorder is None:
+            return
+        recorder.stop(status="failed" if error is not None else None, error=None)
+        replayer = self.replayer
+        keep = replayer is None or replayer.live_requests > 0
+        if self._final is not None and keep:
+            self._final.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(recorder.path, self._final)
+        else:
+            recorder.path.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        """Stop whatever still runs (a run that errored before it finished); drop its recording."""
+        self._finished = True
+        if self.replayer is not None and self.replayer.running:
+            with contextlib.suppress(AgentEvalsError):
+                self.replayer.stop()
+        recorder, self.recorder = self.recorder, None
+        if recorder is not None:
+            recorder.stop(status="interrupted")
+            recorder.path.unlink(missing_ok=True)
+
+
+def _recorded_task(path: Path) -> Any:
+    """The task of the run a cassette holds (what a re-recording keeps), or None if unreadable."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            first = next(iter(TraceReader(path)), None)
+    except AgentEvalsError:
+        return None
+    return first.get("task") if first else None

@@ -1,0 +1,151 @@
+"""The run report's pytest face: `pytest --agentevals-report PATH` writes the HTML report of the runs
+the session recorded when it ends.
+
+A test that records a trace carries it as a user property (`recording.naming.TRACE_PROPERTY`), which
+its reports take from an xdist worker to the controller; the controller collects the paths and,
+being the only writer of shared files, writes the report at the end of the session, with the
+marathon layer's verdicts over the seeds when the session ran marathon tests (`VERDICTS_KEY`). A report that
+cannot be written (a trace that is not one, a key-shaped string in it) is said in the terminal
+summary; it never hides the tests' own outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..errors import AgentEvalsError
+from ..faces import VERDICTS_KEY, Attempt, Attempts, is_worker
+from ..history.model import PASSED, SKIPPED
+from ..recording.naming import TRACE_PROPERTY
+from ..settings import Settings
+from ..settings.layers import LAYER_NAMES
+from . import numbers
+from .build import build_report, write_report
+from .failure import OurFailure
+
+
+class OurFailures:
+    """A failure of ours (every layer's) reads message first, without the SDK's and our frames."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.fulltrace = bool(config.option.fulltrace)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report: pytest.TestReport = yield
+        if report.failed and call.excinfo is not None and not self.fulltrace:
+            ours = OurFailure.replacing(report.longrepr, call.excinfo.value, item.config.rootpath)
+            if ours is not None:
+                report.longrepr = ours  # type: ignore[assignment]
+        return report
+
+
+class SessionReport:
+    @classmethod
+    def for_settings(cls, config: pytest.Config, settings: Settings) -> SessionReport | None:
+        """The session's report when `--agentevals-report` (or `report`) asks for one."""
+        return cls(config, settings.report) if settings.report is not None else None
+
+    def __init__(self, config: pytest.Config, path: Path) -> None:
+        self.path = path
+        self.is_worker = is_worker(config)
+        self.traces: dict[str, None] = {}  # in the order the tests recorded them
+        self.outcome: tuple[bool, str] | None = None  # (written, the line the terminal shows)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in report.user_properties:
+            if name == TRACE_PROPERTY and isinstance(value, str):
+                self.traces[value] = None
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.is_worker:
+            return
+        traces = [Path(path) for path in self.traces if Path(path).is_file()]
+        try:
+            verdicts = session.config.stash.get(VERDICTS_KEY, [])
+            report = build_report(traces, verdicts=verdicts, allow_empty=True)
+            size = write_report(report, self.path)
+        except AgentEvalsError as exc:
+            self.outcome = (False, f"agentevals report: not written: {exc}")
+            return
+        runs = len(report.runs)
+        plural = "s" if runs != 1 else ""
+        self.outcome = (
+            True,
+            f"agentevals report: wrote {self.path} ({runs} run{plural}, {numbers.size(size)})",
+        )
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.outcome is None:
+            return
+        written, line = self.outcome
+        terminalreporter.write_line(line, red=not written)
+
+
+# -- from pyramid.py ------------------------------------------------------------
+@dataclass
+class LayerTally:
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    quarantined: int = 0  # of the failed: quarantined tests (they did not fail the session)
+    seconds: float = 0.0
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.skipped
+
+
+class PyramidSummary:
+    """The pyramid table at the end of a pytest run, per layer: outcomes and time spent. Tallies
+    reports as they arrive (on the controller under xdist) and prints the table."""
+
+    def __init__(self, config: pytest.Config | None = None, settings: Settings | None = None) -> None:
+        self.tallies: dict[str, LayerTally] = {name: LayerTally() for name in LAYER_NAMES}
+        self._attempts = Attempts()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        attempt = self._attempts.add(report)
+        if attempt is not None:
+            self._count(attempt)
+
+    def _count(self, attempt: Attempt) -> None:
+        layer = attempt.layer
+        if layer is None:
+            return
+        tally = self.tallies[layer]
+        tally.seconds += attempt.duration
+        if attempt.rerun:  # the test runs again: its last attempt decides
+            return
+        if attempt.outcome == PASSED:
+            tally.passed += 1
+        elif attempt.outcome == SKIPPED:
+            tally.skipped += 1
+        else:
+            tally.failed += 1
+            tally.quarantined += attempt.quarantined
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for attempt in self._attempts.unfinished():  # e.g. a crashed xdist worker's last test
+            self._count(attempt)
+        if not any(tally.total for tally in self.tallies.values()):
+            return
+        terminalreporter.write_sep("=", "agentevals pyramid")
+        terminalreporter.write_line(f"{'layer':<10}{'passed':>8}{'failed':>8}{'skipped':>9}{'time':>10}")
+        # The top of the pyramid first, as the pyramid is drawn.
+        for name in reversed(LAYER_NAMES):
+            tally = self.tallies[name]
+            if not tally.total:
+                continue
+            line = f"{name:<10}{tally.passed:>8}{tally.failed:>8}{tally.skipped:>9}{tally.seconds:>9.2f}s"
+            if tally.quarantined:
+                line += f"  ({tally.quarantined} of the failed quarantined)"
+            red = tally.failed > tally.quarantined
+            terminalreporter.write_line(line, red=red, green=not red)

@@ -1,0 +1,20 @@
+"""Settings: every option declared once (`options.py`), resolved once into a frozen `Settings`
+(`resolve.py`: CLI > marker > `[tool.agentevals]` > default), and the value types the options
+parse — budgets, seed selections, contract tolerances, a program's argv — and the pyramid's layers.
+Nothing here imports an engine, a face or pytest: every part of the package may read settings.
+"""
+
+from .options import BY_KEY, CONTRACT_POLICIES, OPTIONS, RECORD_MODES, REPLAY_MODES, Option
+from .resolve import Settings, find_pyproject, read_pyproject
+
+__all__ = [
+    "BY_KEY",
+    "CONTRACT_POLICIES",
+    "OPTIONS",
+    "RECORD_MODES",
+    "REPLAY_MODES",
+    "Option",
+    "Settings",
+    "find_pyproject",
+    "read_pyproject",
+]

@@ -1,0 +1,437 @@
+"""The OPTIONS table: every option this project reads, declared once.
+
+Every option this project reads is declared once, in `OPTIONS`. The pytest plugin turns the table
+into command-line options; the `agentevals` command reads the same `[tool.agentevals]` table. A
+value is checked where it enters, and a bad one raises `ConfigError` naming the key and the allowed
+values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import AgentEvalsError, ConfigError
+from .argv import parse_allowed
+from .budgets import KEYS as BUDGET_KEYS
+from .budgets import Budget
+from .layers import BY_NAME, LAYER_NAMES
+from .seeds import SELECTION_FORMS, SeedSelection, parse_selection
+from .tolerances import tolerances
+
+Source = str  # "cli", "marker", "pyproject" or "default"
+
+RECORD_MODES = ("none", "once", "new", "all")
+CONTRACT_POLICIES = ("fail", "warn", "skip")
+REPLAY_MODES = ("strict", "sequential")
+FLAKY_MODES = ("off", "warn", "fail")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: its key, how a raw value is checked, its default and its command-line form."""
+
+    key: str
+    parse: Callable[[str, Any], Any]
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    flag: bool = False  # a command-line switch taking no value
+    marker_kwarg: str | None = None  # the marker keyword that may override it per test
+    # A table setting's command-line form: (option, texts) -> the table the texts write, laid key by
+    # key over the pyproject table. The option may be repeated.
+    text: Callable[[str, Sequence[str]], dict[str, Any]] | None = None
+    metavar: str | None = None  # how the value is written on the command line, for --help
+
+    @property
+    def cli(self) -> str:
+        """Its pytest option."""
+        return self.flag_with(PYTEST_PREFIX)
+
+    def flag_with(self, prefix: str) -> str:
+        """Its command-line flag under a prefix: `--agentevals-` for pytest, `--` for agentevals."""
+        return prefix + self.key.replace("_", "-")
+
+
+PYTEST_PREFIX = "--agentevals-"
+
+
+# -- parsers: (key, raw) -> value, raising ConfigError ------------------------------------------
+
+
+def _choice(choices: tuple[str, ...]) -> Callable[[str, Any], str]:
+    def parse(key: str, raw: Any) -> str:
+        if not isinstance(raw, str) or raw not in choices:
+            raise ConfigError(key, f"{raw!r} is not allowed", "use one of: " + ", ".join(choices))
+        return raw
+
+    return parse
+
+
+def _path_or_off(key: str, raw: Any) -> str:
+    if not isinstance(raw, str) or not raw.strip():
+        raise ConfigError(key, f"{raw!r} is not a path", "give a file path, or 'off'")
+    return raw
+
+
+def _path(key: str, raw: Any) -> str:
+    if not isinstance(raw, str) or not raw.strip():
+        raise ConfigError(key, f"{raw!r} is not a path", "give a directory or file path as a string")
+    return raw
+
+
+def _bool(key: str, raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        return raw.lower() in ("1", "true", "yes", "on")
+    raise ConfigError(key, f"{raw!r} is not a boolean", "use true or false")
+
+
+def _optional_path(key: str, raw: Any) -> str | None:
+    if raw is None:
+        return None
+    return _path(key, raw)
+
+
+def _optional_str(key: str, raw: Any) -> str | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        raise ConfigError(key, f"{raw!r} is not a string", "give a string")
+    return raw
+
+
+def _str_list(key: str, raw: Any) -> tuple[str, ...]:
+    if isinstance(raw, str):
+        raw = [part.strip() for part in raw.split(",") if part.strip()]
+    if not isinstance(raw, list | tuple) or not all(isinstance(item, str) for item in raw):
+        raise ConfigError(key, f"{raw!r} is not a list of strings", 'write it as ["a", "b"]')
+    return tuple(raw)
+
+
+def _programs(key: str, raw: Any) -> tuple[str, ...]:
+    entries = _str_list(key, raw)
+    for entry in entries:
+        try:
+            parse_allowed(entry)
+        except AgentEvalsError as exc:
+            raise ConfigError(
+                key, f"{entry!r} is not a program", 'write "-m package.module" or "path/to/script.py"'
+            ) from exc
+    return entries
+
+
+def _tolerances(key: str, raw: Any) -> tuple[str, ...]:
+    entries = _str_list(key, raw)
+    tolerances(key, entries)
+    return entries
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+# -- command-line forms of the table settings: texts -> the table the pyproject form would hold ----
+
+
+def _number(text: str) -> int | float | str:
+    """A number written on the command line; anything else stays text, for the parser to refuse."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _pairs(key: str, text: str, example: str) -> dict[str, Any]:
+    """`name=value,name=value` as a table of numbers."""
+    out: dict[str, Any] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        name, sep, value = part.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise ConfigError(key, f"{part.strip()!r} is not NAME=VALUE", f"write e.g. {example}")
+        out[name.strip()] = _number(value.strip())
+    return out
+
+
+def _chunks(texts: Sequence[str]) -> list[str]:
+    """The `;`-separated parts of every occurrence of a repeatable option."""
+    return [chunk.strip() for text in texts for chunk in text.split(";") if chunk.strip()]
+
+
+FLAKY_BUDGET_FORM = "step=0.01,replay=0,min_samples=20"
+
+
+def _flaky_budget_text(key: str, texts: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for chunk in _chunks(texts):
+        out.update(_pairs(key, chunk, FLAKY_BUDGET_FORM))
+    return out
+
+
+PRICE_FORM = "claude-sonnet-4:input=3,output=15"
+
+
+def _prices_text(key: str, texts: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, dict[str, Any]] = {}
+    for chunk in _chunks(texts):
+        # The model id is what comes before the last ':' ahead of the first '=' (ids may hold ':').
+        colon = chunk.rfind(":", 0, chunk.find("=") if "=" in chunk else len(chunk))
+        if colon <= 0:
+            raise ConfigError(
+                key, f"{chunk!r} names no model", f"write MODEL:input=PRICE,... e.g. {PRICE_FORM}"
+            )
+        model = chunk[:colon].strip()
+        out.setdefault(model, {}).update(_pairs(f"{key} {model}", chunk[colon + 1 :], PRICE_FORM))
+    return out
+
+
+PRICE_FIELDS = ("input", "output", "cache_write", "cache_read")
+
+
+def _prices(key: str, raw: Any) -> dict[str, dict[str, float]]:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(key, f"{raw!r} is not a table", "write [tool.agentevals.prices.MODEL] tables")
+    out: dict[str, dict[str, float]] = {}
+    for model, row in raw.items():
+        if not isinstance(row, Mapping):
+            raise ConfigError(f"{key}.{model}", f"{row!r} is not a table", "give input/output prices")
+        unknown = set(row) - set(PRICE_FIELDS)
+        if unknown:
+            raise ConfigError(
+                f"{key}.{model}.{sorted(unknown)[0]}",
+                "unknown price field",
+                "use: " + ", ".join(PRICE_FIELDS) + " (USD per million tokens)",
+            )
+        prices: dict[str, float] = {}
+        for name, value in row.items():
+            if not _finite(value) or value < 0:
+                raise ConfigError(
+                    f"{key}.{model}.{name}", f"{value!r} is not a price", "give USD per MTok >= 0"
+                )
+            prices[name] = float(value)
+        if "input" not in prices or "output" not in prices:
+            raise ConfigError(f"{key}.{model}", "needs at least input and output", "add both prices")
+        out[str(model)] = prices
+    return out
+
+
+BUDGET_EXTRA_KEYS = ("min_samples", "window")
+
+
+def _flaky_budget(key: str, raw: Any) -> dict[str, float]:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(key, f"{raw!r} is not a table", "write a [tool.agentevals.flaky_budget] table")
+    out: dict[str, float] = {layer: BY_NAME[layer].default_flaky_budget for layer in LAYER_NAMES}
+    out.update({"min_samples": 30.0, "window": 200.0})
+    for name, value in raw.items():
+        if name not in out:
+            raise ConfigError(
+                f"{key}.{name}", "unknown key", "use one of: " + ", ".join((*LAYER_NAMES, *BUDGET_EXTRA_KEYS))
+            )
+        if not _finite(value):
+            raise ConfigError(f"{key}.{name}", f"{value!r} is not a number", "give a number")
+        if name in LAYER_NAMES and not 0 <= value <= 1:
+            raise ConfigError(f"{key}.{name}", f"{value!r} is not a rate", "give a rate between 0 and 1")
+        if name in BUDGET_EXTRA_KEYS and (value < 1 or int(value) != value):
+            raise ConfigError(f"{key}.{name}", f"{value!r} is not a positive whole number", "give e.g. 30")
+        out[name] = float(value)
+    return out
+
+
+def _seed_selection(key: str, raw: Any) -> SeedSelection:
+    return parse_selection(key, raw)
+
+
+def _budget(key: str, raw: Any) -> Budget:
+    return Budget.parse(key if key.startswith("--") else "[tool.agentevals.budget]", raw)
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("trace_dir", _path, ".agentevals/traces", "where the recorder fixture writes one trace per test"),
+    Option(
+        "record",
+        _choice(RECORD_MODES),
+        "none",
+        "record mode for cassettes: none replays only, once records a missing cassette, new adds "
+        "unrecorded requests, all re-records everything",
+        choices=RECORD_MODES,
+        marker_kwarg="record",
+    ),
+    Option(
+        "replay_mode",
+        _choice(REPLAY_MODES),
+        "strict",
+        "strict fails at the first request that differs from the recording; sequential serves the "
+        "recorded responses in order and reports divergences",
+        choices=REPLAY_MODES,
+        marker_kwarg="mode",
+    ),
+    Option("cassette_dir", _path, "cassettes", "directory of recorded runs replayed by the replay layer"),
+    Option(
+        "replay_programs",
+        _programs,
+        (),
+        "programs a trace recorded by `agentevals record` may be replayed against when no "
+        'pytest_agentevals_run_agent hook takes its task, e.g. "-m examples.taskrunner" or "agent.py" '
+        "(comma-separated on the CLI); a trace never chooses the code it runs",
+    ),
+    Option("goldens_dir", _path, "goldens", "directory of golden step cases collected by the step layer"),
+    Option("fixtures_dir", _path, "fixtures", "directory of checkpoint fixtures booted by the resume layer"),
+    Option(
+        "collect_cassettes",
+        _bool,
+        True,
+        "collect every cassettes/*.trace.jsonl without a test of its own as a replay test",
+    ),
+    Option(
+        "update_goldens",
+        _bool,
+        False,
+        "re-bless golden expectations from the current decisions and print the diff",
+        flag=True,
+    ),
+    Option(
+        "contract_packages",
+        _str_list,
+        ("anthropic",),
+        "packages whose versions belong to a trace's environment contract (comma-separated on the CLI)",
+    ),
+    Option(
+        "prices",
+        _prices,
+        {},
+        "price overrides in USD per million tokens, by model id prefix; on the command line one model "
+        f"per value, e.g. {PRICE_FORM} (fields: {', '.join(PRICE_FIELDS)}), the option repeated or "
+        "the models ';'-separated, laid over [tool.agentevals.prices] model by model",
+        text=_prices_text,
+        metavar="MODEL:FIELD=USD,...",
+    ),
+    Option(
+        "history",
+        _path_or_off,
+        ".agentevals/history.sqlite",
+        "the test-outcome history database, or 'off'",
+    ),
+    Option(
+        "flaky",
+        _choice(FLAKY_MODES),
+        "warn",
+        "what a breached flakiness budget does: off, warn, or fail the session",
+        choices=FLAKY_MODES,
+    ),
+    Option(
+        "flaky_budget",
+        _flaky_budget,
+        None,
+        "per-layer flakiness budgets (a rate from 0 to 1), min_samples and window; on the command line "
+        f"e.g. {FLAKY_BUDGET_FORM}, laid over [tool.agentevals.flaky_budget] key by key "
+        "(repeatable)",
+        text=_flaky_budget_text,
+        metavar="KEY=VALUE,...",
+    ),
+    Option(
+        "quarantine",
+        _path,
+        "agentevals-quarantine.yaml",
+        "the checked-in quarantine file (owner, reason and expiry per test)",
+    ),
+    Option(
+        "sha", _optional_str, None, "the commit sha to file test outcomes under (default: from CI or git)"
+    ),
+    Option("run_id", _optional_str, None, "the CI run id to file test outcomes under (default: from CI)"),
+    Option(
+        "budget",
+        _budget,
+        None,
+        "run budgets the guards enforce, KEY=VALUE[,KEY=VALUE] over [tool.agentevals.budget]; keys: "
+        + ", ".join(BUDGET_KEYS),
+    ),
+    Option(
+        "ledger",
+        _path,
+        ".agentevals/ledger.json",
+        "the daily cost ledger shared by every run that uses it (max_daily_cost_usd)",
+    ),
+    Option(
+        "marathon_dir",
+        _path,
+        ".agentevals/marathons",
+        "where marathon tests keep each seed's trace (<test>/seed-<n>.trace.jsonl) and the results file "
+        "(results.jsonl)",
+    ),
+    Option(
+        "seeds",
+        _seed_selection,
+        None,
+        f"run only these seeds of each marathon test (a CI job's share): {SELECTION_FORMS}",
+        metavar="SEEDS",
+    ),
+    Option(
+        "rerun_seeds",
+        _bool,
+        False,
+        "run marathon seeds again that already have a result at this commit (by default a rerun of the "
+        "same command continues with the seeds still missing)",
+        flag=True,
+    ),
+    Option(
+        "report",
+        _optional_path,
+        None,
+        "write the HTML run report of the traces this session recorded to this file when it ends",
+    ),
+    Option(
+        "contract_policy",
+        _choice(CONTRACT_POLICIES),
+        "fail",
+        "what a resumed checkpoint whose environment contract drifted does: fail before anything runs, "
+        "warn and go on, or skip the check",
+        choices=CONTRACT_POLICIES,
+        marker_kwarg="contract",
+    ),
+    Option(
+        "contract_tolerate",
+        _tolerances,
+        (),
+        'contract keys whose drift is tolerated: "KEY" (globs allowed) or "KEY:patch" / "KEY:minor" / '
+        '"KEY:major" for versions, e.g. "python:patch" (comma-separated on the CLI)',
+        marker_kwarg="tolerate",
+    ),
+)
+
+BY_KEY: dict[str, Option] = {option.key: option for option in OPTIONS}
+MARKER_KWARGS: dict[str, Option] = {o.marker_kwarg: o for o in OPTIONS if o.marker_kwarg}
+
+
+def _from_command_line(option: Option, raw: Any, pyproject: Mapping[str, Any], prefix: str) -> Any:
+    """A command-line value, checked and named by its flag. A table setting's command-line text is
+    laid over its pyproject table (each checked, and named, on its own first)."""
+    flag = option.flag_with(prefix)
+    if option.text is None or isinstance(raw, Mapping):
+        return option.parse(flag, raw)
+    table = option.text(flag, [raw] if isinstance(raw, str) else list(raw))
+    merged: dict[str, Any] = {}
+    if option.key in pyproject:
+        option.parse(f"[tool.agentevals] {option.key}", pyproject[option.key])
+        merged.update(pyproject[option.key])
+    for name, value in table.items():
+        under = merged.get(name)
+        if isinstance(under, Mapping) and isinstance(value, Mapping):
+            value = {**under, **value}  # a model's prices: field by field
+        merged[name] = value
+    return option.parse(flag, merged)
+
+
+def _default(option: Option) -> Any:
+    if option.key == "flaky_budget":
+        return _flaky_budget(option.key, {})
+    if option.key == "budget":
+        return Budget()
+    return option.default

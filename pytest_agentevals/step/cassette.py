@@ -1,0 +1,138 @@
+"""The decision cache of one step case, as vcrpy's patching sees a cassette.
+
+A request recorded for the case (same canonical request, see `recording/canonical.py`) is answered
+from the recording. Any other goes to the real model and is recorded when the record mode allows it
+(`new`; `once` for a case with nothing recorded; `all` re-records everything). Otherwise it is
+refused from inside the transport with `StaleGolden`, which names what changed and which the SDK
+does not retry. Look-up, served responses, request diffs and unretried errors are the replay
+engine's (`recording/replay/`); this file only decides per case.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import StaleGolden
+from ..recording import exchange
+from ..recording.prices import PriceTable
+from ..replay import diff, staleness
+from ..replay.index import RequestIndex, incoming_request
+from ..replay.transport import loud
+from ..settings import RECORD_MODES
+from ..trace.canonical import scrubbed_canonical
+from ..trace.scrub import Scrubber
+from .store import Exchange
+
+REBLESS_FIX = (
+    "if the change is intended, run the step cases with --agentevals-record=new where the model is "
+    "reachable, and commit the *.decisions.trace.jsonl beside the goldens file"
+)
+
+
+class StepCassette:
+    """Plays a case's recorded exchanges by request; records or refuses the rest."""
+
+    write_protected = False
+
+    def __init__(
+        self, label: str, recorded: Sequence[Exchange], mode: str = "none", prices: PriceTable | None = None
+    ) -> None:
+        if mode not in RECORD_MODES:
+            raise ValueError(f"record mode {mode!r}: use one of {', '.join(RECORD_MODES)}")
+        self.label = label
+        self.mode = mode
+        self.recorded = list(recorded) if mode != "all" else []
+        self._prices = prices or PriceTable()
+        self._of = {id(item.interaction): item for item in self.recorded}
+        self._index = RequestIndex(item.interaction for item in self.recorded)
+        self.used: list[Exchange] = []  # what this run was answered with, recorded or new, in order
+        self.new: list[Exchange] = []
+        self.stale: StaleGolden | None = None
+        self._calls = 0
+        self._scrubber: Scrubber | None = None
+
+    @property
+    def records(self) -> bool:
+        """Whether a request with nothing recorded may go to the real model (and be recorded)."""
+        return self.mode in ("new", "all") or (self.mode == "once" and not self.recorded)
+
+    # -- what vcrpy asks -------------------------------------------------------------------------
+
+    def can_play_response_for(self, request: Any) -> bool:
+        fields, canonical = incoming_request(request)
+        self._calls += 1
+        expected = self._index.next_unused()
+        found = self._index.take(canonical)
+        if found is None:
+            # The decisions file holds requests as scrubbed: a live one carrying a secret (a key in a
+            # URL, a system prompt) matches once scrubbed alike, and a staleness diff shows no secret.
+            canonical = self._scrubbed(fields)
+            found = self._index.take(canonical)
+        if found is not None:
+            self.used.append(self._of[id(found)])
+            request._agentevals_response = found.served_response()
+            return True
+        if self.records:
+            request._agentevals_started = time.perf_counter()
+            return False
+        if self.stale is None:
+            self.stale = self._stale(canonical, expected)
+        raise loud(self.stale)
+
+    def _scrubbed(self, fields: dict[str, Any]) -> dict[str, Any]:
+        if self._scrubber is None:
+            self._scrubber = Scrubber()
+        return scrubbed_canonical(fields, self._scrubber)
+
+    def play_response(self, request: Any) -> Any:
+        return request._agentevals_response
+
+    def append(self, request: Any, response: dict[str, Any]) -> None:
+        started = getattr(request, "_agentevals_started", time.perf_counter())
+        fields = exchange.model_call_fields(request, response, time.perf_counter() - started, self._prices)
+        recorded = Exchange.of(fields)
+        self.new.append(recorded)
+        self.used.append(recorded)
+
+    def filter_request(self, request: Any) -> Any:
+        return request
+
+    # -- staleness -------------------------------------------------------------------------------
+
+    def _stale(self, canonical: dict[str, Any], expected: Any) -> StaleGolden:
+        which = "its model request" if self._calls == 1 else f"its model request #{self._calls}"
+        why = (
+            "recording is off (--agentevals-record=none)"
+            if self.mode == "none"
+            else "--agentevals-record=once records only cases with nothing recorded"
+        )
+        if expected is None and self.recorded:
+            expected = self.recorded[-1].interaction
+        if expected is None:
+            return StaleGolden(
+                self.label,
+                f"has no recorded decision for {which}, and {why}",
+                "run the step cases once with --agentevals-record=new where the model is reachable, and "
+                "commit the *.decisions.trace.jsonl beside the goldens file",
+            )
+        found = diff.request_differences(expected.canonical, canonical)
+        body, recorded_body = canonical.get("body"), expected.canonical.get("body")
+        summary: list[str] = []
+        if isinstance(body, dict) and isinstance(recorded_body, dict):
+            summary = staleness.request_contract_differences(recorded_body, body)
+        lines = [f"    - {line}" for line in summary]
+        lines.append(f"    - first difference in {diff.where(found, body)}:")
+        lines.append("    " + diff.render_differences(found, limit=3).replace("\n", "\n    "))
+        return StaleGolden(
+            self.label,
+            f"is stale: {which} changed since its decision was recorded, and {why}.\n  what changed:\n"
+            + "\n".join(lines),
+            REBLESS_FIX,
+        )
+
+    def raise_if_stale(self) -> None:
+        """Raise the staleness found, even if the harness caught the error the SDK raised."""
+        if self.stale is not None:
+            raise self.stale

@@ -1,0 +1,215 @@
+"""The step layer's pytest plugin object: collects goldens files, offers the overridable fixtures,
+and at the end of the session writes what the cases recorded or re-blessed.
+
+Registered by `pytest_agentevals.plugin` with the run's settings.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..errors import GoldenError
+from ..faces import is_worker
+from ..settings import Settings
+from .case import StepCase
+from .judge import Judge, JudgeSpec, JudgeVerdict, anthropic_judge
+from .kinds import parse_expectation
+from .loader import load_goldens
+from .render import StepMismatch, explain
+from .runner import CaseRun, Decide, run_case
+from .session import Flushed, StepSession
+from .yamlio import dump_yaml
+
+GOLDENS_SUFFIXES = (".yaml", ".yml")
+
+NO_DECIDE = (
+    "agentevals: no agentevals_decide fixture for this step case. Define one in a conftest.py beside "
+    "your goldens (e.g. goldens/conftest.py) that returns decide(case) -> the agent's decision: one "
+    "model call through your own harness for case.messages, or a harness decision for case.state. "
+    "See docs/step-layer.md."
+)
+
+
+class StepLayer:
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.settings = settings
+        self.flushed: Flushed | None = None
+        self.session = StepSession(settings.rootdir, settings.prices)
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.stash[SESSION_KEY] = self.session
+        config.stash[RECORD_KEY] = self.settings.record
+        config.stash[UPDATE_KEY] = self.settings.update_goldens
+        config.addinivalue_line(
+            "markers", "agentevals_step_kind(kind): set on each golden step case: its kind of decision"
+        )
+        config.addinivalue_line(
+            "markers", "metamorphic: a metamorphic step test (Hypothesis); off the `-m step` fast path"
+        )
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+        if file_path.suffix not in GOLDENS_SUFFIXES or file_path.name.startswith("."):
+            return None
+        goldens = self.settings.goldens_dir
+        if goldens not in file_path.parents:
+            return None
+        return GoldensCollector.from_parent(parent, path=file_path)
+
+    @pytest.fixture
+    def agentevals_decide(self) -> Decide:
+        """Override in your conftest.py: return decide(case) -> the agent's decision at that step."""
+        pytest.fail(NO_DECIDE, pytrace=False)
+
+    @pytest.fixture
+    def agentevals_judge(self) -> Judge:
+        """The judge of compaction cases that ask for one; override to use another client or model."""
+        return anthropic_judge()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report: pytest.TestReport = yield
+        payload = item.stash.get(PAYLOAD_KEY, None)
+        if report.when == "call" and payload is not None and ("recorded" in payload or "rebless" in payload):
+            # Travels with the report, so under xdist the controller gets it and writes.
+            report.agentevals_step = payload  # type: ignore[attr-defined]
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        payload = getattr(report, "agentevals_step", None)
+        if isinstance(payload, dict):
+            self.session.receive(report.nodeid, payload)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if is_worker(session.config):
+            return  # an xdist worker: its reports carried everything to the controller
+        self.flushed = self.session.flush()
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        done = self.flushed
+        if done is None or not (done.recorded or done.reblessed or done.errors):
+            return
+        terminalreporter.write_sep("=", "agentevals step cases")
+        for line in done.recorded:
+            terminalreporter.write_line(line)
+        if done.reblessed:
+            terminalreporter.write_line(
+                f"re-blessed {len(done.reblessed)} step case(s) from their current decisions:"
+            )
+            for _, diff in done.reblessed:
+                for line in diff.splitlines():
+                    terminalreporter.write_line(
+                        line,
+                        green=line.startswith("+") and not line.startswith("+++"),
+                        red=line.startswith("-") and not line.startswith("---"),
+                    )
+        for line in done.errors:
+            terminalreporter.write_line(line, red=True)
+
+
+# -- from items.py ------------------------------------------------------------
+SESSION_KEY = pytest.StashKey[StepSession]()
+RECORD_KEY = pytest.StashKey[str]()
+UPDATE_KEY = pytest.StashKey[bool]()
+PAYLOAD_KEY = pytest.StashKey[dict[str, Any]]()
+
+
+def _step_case(agentevals_decide: Any, agentevals_judge: Any) -> None:  # pragma: no cover
+    """Stands for a step case; `StepItem.runtest` does the work. Declares the fixtures it uses."""
+
+
+class GoldensCollector(pytest.File):
+    """A goldens file: one item per case. A malformed file is one collection error naming the file,
+    line, case and key, with no traceback."""
+
+    def collect(self) -> Iterator[StepItem]:
+        session = self.config.stash[SESSION_KEY]
+        try:
+            goldens = load_goldens(self.path, session.display(self.path))
+        except GoldenError as exc:
+            raise self.CollectError(str(exc)) from None
+        for case in goldens.cases:
+            yield StepItem.from_parent(self, name=case.id, callobj=_step_case, case=case)
+
+
+class StepItem(pytest.Function):
+    def __init__(self, *, case: StepCase, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.add_marker(pytest.mark.step)
+        self.add_marker(pytest.mark.agentevals_step_kind(case.kind))
+        if case.xfail is not None:
+            self.add_marker(pytest.mark.xfail(reason=case.xfail))
+
+    def runtest(self) -> None:
+        session = self.config.stash[SESSION_KEY]
+        case = self.case
+        payload: dict[str, Any] = {"file": str(case.path), "case": case.id}
+        self.stash[PAYLOAD_KEY] = payload
+        judge = _remembering(self.funcargs["agentevals_judge"])  # type: ignore[arg-type]
+        run = run_case(
+            case,
+            self.funcargs["agentevals_decide"],  # type: ignore[arg-type]
+            session.store(case.path).exchanges(case.id),
+            self.config.stash[RECORD_KEY],
+            judge,
+            session.prices,
+            self.nodeid,
+        )
+        if run.cassette.new:
+            payload["recorded"] = [exchange.as_data() for exchange in run.cassette.used]
+        if run.outcome.verdict is not None:
+            # JSON, so JUnit XML carries it readably: a judge's noise can be told from the agent's.
+            self.user_properties.append(("agentevals_judge", json.dumps(run.outcome.verdict.as_data())))
+        if run.outcome.ok:
+            return
+        if self.config.stash[UPDATE_KEY]:
+            self._rebless(run, judge, payload)
+            return
+        raise StepMismatch(explain(self.nodeid, case.kind, run.outcome))
+
+    def _rebless(self, run: CaseRun, judge: Judge, payload: dict[str, Any]) -> None:
+        case = self.case
+        try:
+            new_raw = case.expect.rebless(run.decision)
+        except GoldenError as exc:
+            raise GoldenError(self.nodeid, f"cannot be re-blessed: {exc.problem}", exc.fix) from None
+        before = dump_yaml({"expect": case.expect.raw}).splitlines()
+        after = dump_yaml({"expect": new_raw}).splitlines()
+        diff = "\n".join(difflib.unified_diff(before, after, f"{self.nodeid} (was)", "(now)", lineterm=""))
+        payload["rebless"] = {"expect": new_raw, "diff": diff}
+        self.add_report_section("call", "agentevals re-blessed", diff)
+        outcome = parse_expectation(case.kind, new_raw, "expect").check(run.decision, judge)
+        if not outcome.ok:  # only a judge's verdict cannot be re-blessed
+            raise StepMismatch(
+                explain(self.nodeid, case.kind, outcome)
+                + "\n  (re-blessed the checks; the judge's verdict stands)"
+            )
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
+        if isinstance(excinfo.value, StepMismatch | GoldenError):
+            # The report names the case already; the message starts with what happened.
+            return str(excinfo.value).removeprefix(f"{self.nodeid}: ")
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"{self.case.kind} step case {self.case.id}"
+
+
+def _remembering(judge: Judge) -> Judge:
+    """The judge, asked at most once per rubric and summary (a re-check after re-blessing reuses it)."""
+    verdicts: dict[tuple[JudgeSpec, str], JudgeVerdict] = {}
+
+    def ask(spec: JudgeSpec, summary: str) -> JudgeVerdict:
+        if (spec, summary) not in verdicts:
+            verdicts[(spec, summary)] = judge(spec, summary)
+        return verdicts[(spec, summary)]
+
+    return ask
