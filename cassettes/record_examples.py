@@ -1,7 +1,7 @@
 """Re-record the example agent's cassettes: `python cassettes/record_examples.py`.
 
 Each run of `examples.taskrunner` plays against the seeded simulated model on loopback (no key, no
-network) and is recorded into `cassettes/<name>.trace.jsonl`; tests/test_example_replay.py replays
+network) and is recorded into `cassettes/<name>.trace.jsonl`; tests/replay/test_example.py replays
 them offline. The task written into each trace's run_start is what starts the agent again:
 `{"agent": "taskrunner", "tasks": N, "seed": S, "stall_at": K}` (see `start` below).
 """

@@ -1,0 +1,236 @@
+"""DESIGN.md's import rules, checked: no cycle between modules (imports inside functions included) or
+between packages; engines never import a face; pytest only in the faces; the low packages import
+nothing above them; and what loading the plugin imports."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "pytest_agentevals"
+
+# No cycle is tolerated.
+KNOWN: set[frozenset[str]] = set()
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the modules of the package it imports (anywhere in its body)."""
+    modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    edges: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        base = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    parts = base.split(".")[: len(base.split(".")) - (node.level - 1)]
+                    module = ".".join([*parts, *([node.module] if node.module else [])])
+                else:
+                    module = node.module or ""
+                targets = [module, *(f"{module}.{alias.name}" for alias in node.names)]
+            else:
+                continue
+            for target in targets:
+                while target and target not in modules:
+                    target = target.rsplit(".", 1)[0] if "." in target else ""
+                # A module importing its own package's __init__ (or itself) is not an edge.
+                if target and target != name and not name.startswith(target + "."):
+                    edges[name].add(target)
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one module."""
+    reach: dict[str, set[str]] = {}
+    for start in edges:
+        seen: set[str] = set()
+        todo = list(edges[start])
+        while todo:
+            node = todo.pop()
+            if node not in seen:
+                seen.add(node)
+                todo.extend(edges[node])
+        reach[start] = seen
+    found: set[frozenset[str]] = set()
+    for node in edges:
+        component = frozenset({node} | {other for other in reach[node] if node in reach[other]})
+        if len(component) > 1:
+            found.add(component)
+    return sorted(found, key=sorted)
+
+
+# The faces: the top-level entry point, the shared pytest glue, the hookspecs, the public API, every
+# layer's plugin.py and the command line. Everything else is an engine module.
+FACE_MODULES = {"pytest_agentevals", "pytest_agentevals.__main__", "pytest_agentevals.plugin",
+                "pytest_agentevals.faces", "pytest_agentevals.hooks"}  # fmt: skip
+# The only modules that may import pytest: the entry point, the glue, and each layer's face.
+PYTEST_ALLOWED = {"pytest_agentevals.plugin", "pytest_agentevals.faces"}
+
+# What each low package may import of ours (besides itself); DESIGN.md's arrows, pointing down.
+MAY_IMPORT = {
+    "errors": set(),
+    "fileio": set(),
+    "trace": {"errors", "fileio"},
+    "settings": {"errors"},
+    "contract": {"errors", "settings", "trace"},
+    "metrics": {"errors", "trace"},
+    "sim": {"errors", "trace"},
+    "history": {"errors", "fileio", "settings", "trace"},
+}
+
+
+def is_face(module: str) -> bool:
+    return (
+        module in FACE_MODULES
+        or module.endswith(".plugin")
+        or module == "pytest_agentevals.cli"
+        or module.startswith("pytest_agentevals.cli.")
+    )
+
+
+def package_of(module: str) -> str:
+    """An engine module's package (`replay`, `trace`...) or top-level module (`errors`); a face
+    stands for itself: a layer's face sits above every engine, its own included."""
+    if is_face(module):
+        return module
+    return module.split(".")[1]
+
+
+def package_graph(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for source, targets in edges.items():
+        node = package_of(source)
+        graph.setdefault(node, set())
+        for target in targets:
+            if package_of(target) != node:
+                graph[node].add(package_of(target))
+    return graph
+
+
+def imports_of(path: Path, name: str) -> list[str]:
+    """Every module an `import` statement of the file names, ours or not, as written (absolute)."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.append(node.module)
+    return found
+
+
+def engine_violations(edges: dict[str, set[str]]) -> list[str]:
+    return sorted(
+        f"{source} imports the face {target}"
+        for source, targets in edges.items()
+        if not is_face(source)
+        for target in targets
+        if is_face(target)
+    )
+
+
+def pytest_violations() -> list[str]:
+    bad = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = module_name(path)
+        if name in PYTEST_ALLOWED or name.endswith(".plugin"):
+            continue
+        for imported in imports_of(path, name):
+            if imported.split(".")[0] in {"pytest", "_pytest"}:
+                bad.append(f"{name} imports {imported}")
+    return bad
+
+
+def layering_violations(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(
+        f"{low} imports {target}"
+        for low, allowed in MAY_IMPORT.items()
+        for target in graph.get(low, set())
+        if target not in allowed
+    )
+
+
+def test_the_graph_holds_the_edges_it_should() -> None:
+    edges = import_graph()
+    assert "pytest_agentevals.cli.show" in edges["pytest_agentevals.cli"]
+    assert "pytest_agentevals.settings" in edges["pytest_agentevals.plugin"]
+
+
+def test_no_import_cycles() -> None:
+    found = [sorted(c) for c in cycles(import_graph()) if c not in KNOWN]
+    assert found == []
+
+
+def test_no_cycles_between_packages() -> None:
+    assert [sorted(c) for c in cycles(package_graph(import_graph()))] == []
+
+
+def test_engines_never_import_a_face_or_the_command_line() -> None:
+    assert engine_violations(import_graph()) == []
+
+
+def test_pytest_is_imported_only_by_the_faces_and_the_glue() -> None:
+    assert pytest_violations() == []
+
+
+def test_the_low_packages_import_nothing_above_them() -> None:
+    assert layering_violations(package_graph(import_graph())) == []
+
+
+def test_the_rules_catch_what_they_forbid() -> None:
+    # Each rule, shown a graph that breaks it, says so (a rule that cannot fail checks nothing).
+    edges = import_graph()
+    edges["pytest_agentevals.trace.reader"] = {*edges["pytest_agentevals.trace.reader"],
+                                               "pytest_agentevals.replay.plugin"}  # fmt: skip
+    assert engine_violations(edges) == [
+        "pytest_agentevals.trace.reader imports the face pytest_agentevals.replay.plugin"
+    ]
+    assert "trace imports pytest_agentevals.replay.plugin" in layering_violations(package_graph(edges))
+    edges = import_graph()
+    edges["pytest_agentevals.metrics.run"] = {
+        *edges["pytest_agentevals.metrics.run"],
+        "pytest_agentevals.step.case",
+    }
+    edges["pytest_agentevals.step.case"] = {
+        *edges["pytest_agentevals.step.case"],
+        "pytest_agentevals.metrics.run",
+    }
+    assert ["metrics", "step"] in [sorted(c) for c in cycles(package_graph(edges))]
+
+
+def test_the_engines_load_without_pytest() -> None:
+    # The engines work from plain Python and the command line: importing every one of them (and the
+    # public API) leaves pytest unloaded.
+    engines = sorted(name for name in import_graph() if not is_face(name) or name == "pytest_agentevals")
+    code = (
+        "import importlib, sys\n"
+        f"for name in {engines!r}: importlib.import_module(name)\n"
+        "print(sorted(m for m in ('pytest', '_pytest') if m in sys.modules))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]"
+
+
+def test_loading_the_plugin_leaves_vcrpy_for_the_first_recording() -> None:
+    # Every pytest session with the plugin installed loads it; vcrpy's stubs import a dozen HTTP
+    # libraries, which only a recording or a replay needs.
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, pytest_agentevals.plugin; print(sorted({'vcr', 'requests'} & set(sys.modules)))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert loaded.stdout.strip() == "[]"

@@ -1,0 +1,100 @@
+"""The example agent's golden step cases: the fast gate passes offline, every kind of decision is
+covered, and a prompt change is caught at once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_agentevals.step import load_goldens
+
+REPO = Path(__file__).resolve().parents[2]
+GOLDENS = REPO / "goldens"
+
+
+def pytest_in_repo(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "goldens",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--agentevals-history=off",
+            *args,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_every_kind_of_decision_has_cases() -> None:
+    kinds = {case.kind for path in GOLDENS.glob("*.yaml") for case in load_goldens(path).cases}
+    assert {"tool_choice", "compaction", "escalation"} <= kinds
+
+
+def test_the_fast_gate_passes_offline() -> None:
+    done = pytest_in_repo("-m", "step")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "14 passed, 1 deselected" in done.stdout
+
+
+def test_a_changed_system_prompt_makes_the_model_cases_stale(tmp_path: Path) -> None:
+    (tmp_path / "longer_prompt.py").write_text(
+        "import examples.taskrunner.prompts as prompts\nprompts.SYSTEM += ' Be brief.'\n"
+    )
+    done = pytest_in_repo("-m", "step", "-p", "longer_prompt", env={"PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 1
+    assert "8 failed, 6 passed" in done.stdout  # the 8 model decisions; the harness's 6 still pass
+    assert "    - system prompt: sha256 " in done.stdout
+
+
+def test_the_metamorphic_cases_pass_against_the_simulated_model() -> None:
+    done = pytest_in_repo("-m", "metamorphic")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "1 passed, 14 deselected" in done.stdout
+
+
+# Each rule of the harness, changed the way a careless edit would change it, and the golden cases
+# that must catch it: the cases decide through the harness's own seams, so none copies a rule.
+MUTATIONS = {
+    "budget x10": (
+        "token_budget=config.token_budget * 10 if config.token_budget else None",
+        ["taskrunner-budget.yaml::step-15-escalation", "taskrunner-budget.yaml::step-15-escalation-2"],
+    ),
+    "repeat limit": ("repeat_limit=config.repeat_limit + 1", ["taskrunner-stall.yaml::step-12-escalation"]),
+    "compaction mark": (
+        "compact_at=config.compact_at * 2",
+        ["taskrunner.yaml::step-15-compaction", "taskrunner.yaml::step-31-compaction"],
+    ),
+    "restart limit": (
+        "max_restarts=config.max_restarts + 1",
+        ["taskrunner-stall.yaml::step-36-escalation-2"],
+    ),
+}
+
+
+@pytest.mark.parametrize("mutation", list(MUTATIONS))
+def test_a_changed_harness_rule_turns_a_golden_case_red(tmp_path: Path, mutation: str) -> None:
+    change, must_fail = MUTATIONS[mutation]
+    (tmp_path / "mutate_harness.py").write_text(
+        "import dataclasses\n"
+        "from examples.taskrunner import scenarios\n"
+        "original = scenarios.harness_config\n"
+        "def harness_config(name):\n"
+        "    config = original(name)\n"
+        f"    return dataclasses.replace(config, {change})\n"
+        "scenarios.harness_config = harness_config\n"
+    )
+    done = pytest_in_repo("-m", "step", "-p", "mutate_harness", "-rf", env={"PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 1, done.stdout[-3000:]
+    failed = sorted(line.split()[1] for line in done.stdout.splitlines() if line.startswith("FAILED "))
+    assert all(any(name.endswith(case) for name in failed) for case in must_fail), failed
