@@ -1,43 +1,76 @@
-"""pytest-agentevals: an eval pyramid for long-running LLM agents."""
+"""pytest-agentevals: an eval pyramid for long-running LLM agents.
+
+The public API is `__all__`, each name imported in the `TYPE_CHECKING` block below from the module
+that defines it. pytest loads this package with the plugin for every session, so a name's module is
+imported when the name is first used (`_lazy.py`, PEP 562), not here: a session that records
+nothing never loads the recorder, and `agentevals` never loads pytest.
+"""
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
-from .errors import (
-    AgentEvalsError,
-    CassetteError,
-    CheckpointError,
-    ConfigError,
-    ContractDrift,
-    GoldenError,
-    GuardError,
-    HistoryError,
-    LedgerError,
-    NewerTraceVersion,
-    RecordingError,
-    ReplayDivergence,
-    RunStopped,
-    SimError,
-    StaleCassette,
-    StaleGolden,
-    TraceError,
-    TraceFormatError,
-    UnrecordedRequest,
-)
-from .guards import Budget, BudgetLeft, Guard, budget_left, expect_progress
-from .hooks import AgentEvalsDeprecationWarning, AgentRun
-from .recording import Recorder, checkpoint, compaction, current_recorder, note, tool, verification
-from .replay import Replayer, ReplayReport, ReplaySession
-from .resume.boot import ResumePoint, resume_point_from_trace
-from .settings import Settings
-from .settings.layers import LAYERS, Layer
-from .trace import TraceReader, TraceWriter, read_trace
+from ._lazy import attach
 
-try:
-    __version__ = version("pytest-agentevals")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0"
+if TYPE_CHECKING:
+    from .errors import (
+        AgentEvalsError,
+        CassetteError,
+        CheckpointError,
+        ConfigError,
+        ContractDrift,
+        GoldenError,
+        GuardError,
+        HistoryError,
+        LedgerError,
+        NewerTraceVersion,
+        RecordingError,
+        ReplayDivergence,
+        RunStopped,
+        SimError,
+        StaleCassette,
+        StaleGolden,
+        TraceError,
+        TraceFormatError,
+        UnrecordedRequest,
+    )
+    from .guards.left import BudgetLeft, budget_left, expect_progress
+    from .hooks import AgentEvalsDeprecationWarning, AgentRun
+    from .recording.guard import Guard
+    from .recording.harness import checkpoint, compaction, note, verification
+    from .recording.recorder import Recorder, current_recorder
+    from .recording.tools import tool
+    from .replay.engine import Replayer
+    from .replay.report import ReplayReport
+    from .replay.session import ReplaySession
+    from .resume.boot import ResumePoint, resume_point_from_trace
+    from .settings.budgets import Budget
+    from .settings.layers import LAYERS, Layer
+    from .settings.resolve import Settings
+    from .trace.reader import TraceReader, read_trace
+    from .trace.writer import TraceWriter
+
+    __version__: str
+
+_lazy_getattr, __dir__ = attach(__name__, __file__)
+
+
+def __getattr__(name: str) -> Any:
+    if name != "__version__":
+        return _lazy_getattr(name)
+    global __version__
+    __version__ = _version()
+    return __version__
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pytest-agentevals")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0.0.0"
+
 
 __all__ = [
     "LAYERS",

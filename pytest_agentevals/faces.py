@@ -77,13 +77,21 @@ class MarkerSpec:
 
     name: str
     positional: tuple[str, ...] = ()
-    keywords: Mapping[str, Parse] = field(default_factory=dict)
+    # The parsers, or a function that gives them: a face declares its marker at import, and the
+    # parsers (from its engine) load with the first test that carries the marker.
+    keywords: Mapping[str, Parse] | Callable[[], Mapping[str, Parse]] = field(default_factory=dict)
     settings: tuple[str, ...] = ()
     key: pytest.StashKey[Marked] = field(default_factory=lambda: pytest.StashKey[Marked]())
 
     @property
+    def parsers(self) -> Mapping[str, Parse]:
+        # Asked anew each time, not cached: the engine's parsers come from the modules in sys.modules
+        # now (pytester drops modules between in-process runs; a cached parser would be a stale copy).
+        return self.keywords() if callable(self.keywords) else self.keywords
+
+    @property
     def allowed(self) -> tuple[str, ...]:
-        return (*self.keywords, *self.settings)
+        return (*self.parsers, *self.settings)
 
     def parse(self, mark: pytest.Mark, settings: Settings) -> Marked:
         """Check one marker; ConfigError naming the marker and the keyword otherwise."""
@@ -105,8 +113,8 @@ class MarkerSpec:
         for name, value in raw.items():
             if name in self.settings:
                 overrides[name] = value
-            elif name in self.keywords:
-                values[name] = self.keywords[name](f"{where}({name}=...)", value)
+            elif name in self.parsers:
+                values[name] = self.parsers[name](f"{where}({name}=...)", value)
             else:
                 near = difflib.get_close_matches(name, self.allowed, n=1)
                 hint = f"did you mean {near[0]}=? " if near else ""
@@ -125,7 +133,7 @@ class MarkerSpec:
         try:
             self._check(items, settings, registered_markers(session.config))
         except pytest.UsageError as exc:
-            if not hasattr(session.config, "workerinput"):
+            if not is_worker(session.config):
                 raise
             session.shouldstop = str(exc)
             items.clear()
@@ -197,7 +205,7 @@ def anything(where: str, raw: Any) -> Any:
     return raw
 
 
-# -- from outcome.py ------------------------------------------------------------
+# -- report payloads: what each attempt of a test ended as --------------------------------------------
 _RANK = {PASSED: 0, SKIPPED: 1, ERROR: 2, FAILED: 3}
 
 

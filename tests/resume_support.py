@@ -16,7 +16,7 @@ from typing import Any
 import anthropic
 
 import pytest_agentevals as ae
-from pytest_agentevals.resume.extract import extract
+from pytest_agentevals.resume.extraction import extract
 from pytest_agentevals.sim import Reply, SimServer
 
 SYSTEM = "You finish numbered tasks."

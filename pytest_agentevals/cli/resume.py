@@ -25,7 +25,7 @@ from ..contract import tolerances
 from ..errors import AgentEvalsError, CheckpointError
 from ..fileio import write_atomic
 from ..resume.contract import ABSENT, Drift, compare, current, show, table
-from ..resume.extract import extract
+from ..resume.extraction import extract
 from ..resume.fixture import MANIFEST, TRACE, Fixture, check_name, read_events
 from ..resume.store import incomplete, locate, names, open_fixture
 from ..settings import Settings

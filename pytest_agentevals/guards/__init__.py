@@ -6,17 +6,22 @@ run raises `RunStopped` (status `budget_exhausted`, `stalled` or `loop`), writes
 and the run's `run_end.status` says so.
 """
 
-from ..errors import GuardError, LedgerError, RunStopped
-from ..recording.costs import estimate_input_tokens
-from ..recording.guard import Call, CallResult, Guard, Run, Verdict
-from ..settings.budgets import Budget, split_keywords
-from .build import guards_for
-from .daily import DailyBudget
-from .ledger import Ledger
-from .left import BudgetLeft, budget_left, expect_progress
-from .loop import LoopGuard
-from .run_budget import RunBudget
-from .watchdog import Watchdog
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+if TYPE_CHECKING:
+    from ..errors import GuardError, LedgerError, RunStopped
+    from ..recording.costs import estimate_input_tokens
+    from ..recording.guard import Call, CallResult, Guard, Run, Verdict
+    from ..settings.budgets import Budget, split_keywords
+    from .build import guards_for
+    from .daily import DailyBudget
+    from .ledger import Ledger
+    from .left import BudgetLeft, budget_left, expect_progress
+    from .loop import LoopGuard
+    from .run_budget import RunBudget
+    from .watchdog import Watchdog
 
 __all__ = [
     "Budget",
@@ -40,3 +45,5 @@ __all__ = [
     "guards_for",
     "split_keywords",
 ]
+
+__getattr__, __dir__ = attach(__name__, __file__)

@@ -13,11 +13,16 @@
 - `report`: terminal, JSON and Markdown.
 """
 
-from .analysis import FlakinessReport, analyze
-from .backends import open_store
-from .budgets import FLAKY_EXIT_CODE
-from .model import Attempt, Source, StoredAttempt
-from .store import HistoryStore
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+if TYPE_CHECKING:
+    from .analysis import FlakinessReport, analyze
+    from .backends import open_store
+    from .budgets import FLAKY_EXIT_CODE
+    from .model import Attempt, Source, StoredAttempt
+    from .store import HistoryStore
 
 __all__ = [
     "FLAKY_EXIT_CODE",
@@ -29,3 +34,5 @@ __all__ = [
     "analyze",
     "open_store",
 ]
+
+__getattr__, __dir__ = attach(__name__, __file__)

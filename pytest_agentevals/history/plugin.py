@@ -20,7 +20,7 @@ import os
 import time
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -28,17 +28,14 @@ from ..errors import ConfigError, HistoryError
 from ..faces import Attempt as ReportedAttempt
 from ..faces import Attempts, is_worker, tag_layer
 from ..settings import Settings
-from ..trace.scrub import Scrubber
-from . import ci_env, quarantine
-from .analysis import FlakinessReport, analyze
-from .backends import open_store
-from .budgets import FLAKY_EXIT_CODE
-from .junit import SOURCE_PROPERTY
+from . import quarantine
 from .model import PYTEST, Attempt, Source
-from .outage import describe, is_outage, tally
-from .report import text_lines
-from .store import HistoryStore
 from .variant import VARIANT_PROPERTY, canonical, from_properties, plain
+
+if TYPE_CHECKING:  # the store and the analysis load when the session starts using the history
+    from ..trace.scrub import Scrubber
+    from .analysis import FlakinessReport
+    from .store import HistoryStore
 
 FLUSH_EVERY = 100  # attempts buffered before a write...
 FLUSH_SECONDS = 2.0  # ...or seconds since the last write, whichever comes first
@@ -82,7 +79,7 @@ class HistoryCollector:
         self.quarantine = quarantined
         self.today = today or dt.date.today()
         self.env = os.environ if env is None else env
-        self.scrubber = Scrubber(environ=self.env)  # a parametrized test id can hold a value
+        self._scrubber: Scrubber | None = None
         self.is_worker = is_worker(config)
         self.store: HistoryStore | None = None
         self.source: Source | None = None
@@ -99,6 +96,15 @@ class HistoryCollector:
         self._nodeids: set[str] = set()
         self._buffer: list[Attempt] = []
         self._flushed = time.monotonic()
+
+    @property
+    def scrubber(self) -> Scrubber:
+        """Scrubs test ids before they are stored: a parametrized test id can hold a value."""
+        if self._scrubber is None:
+            from ..trace.scrub import Scrubber
+
+            self._scrubber = Scrubber(environ=self.env)
+        return self._scrubber
 
     @classmethod
     def from_config(cls, config: pytest.Config, settings: Settings) -> HistoryCollector:
@@ -132,6 +138,9 @@ class HistoryCollector:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.is_worker or self.settings.history is None:
             return
+        from . import ci_env
+        from .backends import open_store
+
         try:
             self.store = open_store(self.settings.history)
         except HistoryError as exc:
@@ -161,6 +170,8 @@ class HistoryCollector:
             return
         xml = self.config.stash.get(xml_key, None)
         if xml is not None:
+            from .junit import SOURCE_PROPERTY
+
             xml.add_global_property(SOURCE_PROPERTY, key)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -213,6 +224,9 @@ class HistoryCollector:
         for attempt in self._reports.unfinished():  # e.g. a crashed xdist worker's last test
             self._finish(attempt)
         self._flush()
+        from .budgets import FLAKY_EXIT_CODE
+        from .outage import describe, is_outage, tally
+
         tests, failed = tally(self._finals.values())
         if self.store is not None and self.source is not None and is_outage(tests, failed):
             try:
@@ -237,6 +251,8 @@ class HistoryCollector:
         self.gating = [f"quarantine expired: {entry.describe()}" for entry in expired]
         if self.store is None or not self._layers:
             return
+        from .analysis import analyze
+
         try:
             self.report = analyze(self.store, self.settings.flaky_budget, self.quarantine, self.today)
         except HistoryError as exc:
@@ -247,6 +263,9 @@ class HistoryCollector:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker or not (self.report or self.gating or self.problems or self.notes):
             return
+        from .budgets import FLAKY_EXIT_CODE
+        from .report import text_lines
+
         write = terminalreporter.write_line
         terminalreporter.write_sep("=", "agentevals flakiness")
         if self.report is not None:

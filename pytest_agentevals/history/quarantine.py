@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-import yaml
-
 from ..errors import ConfigError
 
 REASON_PREFIX: Final = "agentevals quarantine"
@@ -127,6 +125,8 @@ def load(path: Path) -> Quarantine:
         raise ConfigError(
             str(path), f"cannot be read ({exc})", "fix the file or set --agentevals-quarantine"
         ) from None
+    import yaml  # only a session with a quarantine file needs the YAML parser
+
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

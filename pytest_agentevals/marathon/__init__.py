@@ -1,6 +1,6 @@
 """The marathon layer: seeded end-to-end runs, judged over the seeds with honest intervals.
 
-The engine works from plain Python and from `agentevals marathon`; `layer.py` is its pytest face
+The engine works from plain Python and from `agentevals marathon`; `plugin.py` is its pytest face
 (registered by `plugin.py`, imported by no module here).
 
 - `seeds`: the seeds a marker plans and a session or CI job selects (`0-4`, `1,3`, the shard `2/5`);
@@ -14,9 +14,14 @@ The engine works from plain Python and from `agentevals marathon`; `layer.py` is
 See docs/marathon.md.
 """
 
-from ..settings.seeds import SeedSelection, parse_selection, planned_seeds
-from .results import RESULTS_FILE, Plan, SeedResult, TornResultsWarning, append_result, read_results
-from .verdict import THRESHOLDS, Estimate, Judgement, Threshold, Verdict, judge
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+if TYPE_CHECKING:
+    from ..settings.seeds import SeedSelection, parse_selection, planned_seeds
+    from .results import RESULTS_FILE, Plan, SeedResult, TornResultsWarning, append_result, read_results
+    from .verdict import THRESHOLDS, Estimate, Judgement, Threshold, Verdict, judge
 
 __all__ = [
     "RESULTS_FILE",
@@ -35,3 +40,5 @@ __all__ = [
     "planned_seeds",
     "read_results",
 ]
+
+__getattr__, __dir__ = attach(__name__, __file__)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -38,19 +38,26 @@ from ..faces import (
     guards_for_item,
     is_worker,
 )
-from ..history import ci_env
 from ..hooks import AgentRun, ask_run_agent, warn_deprecated_spellings
 from ..recording.naming import TRACE_PROPERTY
 from ..settings import Settings
-from ..trace.scrub import Scrubber
-from . import render
-from .plan import KEYWORDS, plan_of, reserve_of
-from .results import RESULTS_FILE, Plan, SeedResult, latest, read_results, trace_name
-from .run import NoRunner, SeedRun
-from .session import MarathonSession, payload
-from .verdict import Verdict, judge
 
-MARATHON = MarkerSpec("marathon", keywords=KEYWORDS)
+if TYPE_CHECKING:  # the engine loads with the first marathon test of the session
+    from ..history import ci_env
+    from . import render
+    from .results import Plan, SeedResult
+    from .run import SeedRun
+    from .session import MarathonSession
+    from .verdict import Verdict
+
+
+def _keywords() -> Any:
+    from .plan import KEYWORDS
+
+    return KEYWORDS
+
+
+MARATHON = MarkerSpec("marathon", keywords=_keywords)
 SEED_ID = "seed={}"
 SNAPSHOT_KEY = "agentevals_marathon_results_size"
 SEED_ARG = "agentevals_seed"
@@ -69,14 +76,16 @@ class Seeding:
 
 
 SEEDING_KEY = pytest.StashKey[Seeding]()
-RUN_KEY = pytest.StashKey[SeedRun]()
+RUN_KEY = pytest.StashKey["SeedRun"]()
 CALL_KEY = pytest.StashKey[str]()  # the call phase's outcome
-RESULT_KEY = pytest.StashKey[SeedResult]()
+RESULT_KEY = pytest.StashKey["SeedResult"]()
 
 
 def test_key(item: pytest.Item, seed: int) -> str:
     """The test a seed item belongs to: its node id without the `seed=N` part of its id, and
     without a secret a parametrized id held (the key is stored in the results file)."""
+    from ..trace.scrub import Scrubber
+
     nodeid, part = Scrubber().scrub_text(item.nodeid), SEED_ID.format(seed)
     for old, new in ((f"[{part}]", ""), (f"[{part}-", "["), (f"-{part}]", "]"), (f"-{part}-", "-")):
         if old in nodeid:
@@ -108,6 +117,8 @@ class MarathonLayer:
 
     def commit(self, config: pytest.Config) -> ci_env.Commit:
         if self._commit is None:
+            from ..history import ci_env
+
             self._commit = ci_env.resolve(
                 config.rootpath, os.environ, sha=self.settings.sha, run_id=self.settings.run_id
             )
@@ -121,6 +132,8 @@ class MarathonLayer:
         from the controller): a worker started late, to replace a crashed one, collects what the
         others collected, not what this session has appended since."""
         if self._stored is None:
+            from .results import RESULTS_FILE, latest, read_results
+
             self._stored = []
             path = self.settings.marathon_dir / RESULTS_FILE
             sha = self.commit(config).sha
@@ -133,6 +146,8 @@ class MarathonLayer:
     def pytest_configure_node(self, node: Any) -> None:
         """xdist's controller, before it starts a worker: the results file's size at session start."""
         if self._snapshot is None:
+            from .results import RESULTS_FILE
+
             path = self.settings.marathon_dir / RESULTS_FILE
             self._snapshot = path.stat().st_size if path.is_file() else 0
         node.workerinput[SNAPSHOT_KEY] = self._snapshot
@@ -143,6 +158,8 @@ class MarathonLayer:
         mark = metafunc.definition.get_closest_marker(MARATHON.name)
         if mark is None:
             return
+        from .plan import plan_of, reserve_of
+
         try:
             plan = plan_of(MARATHON.parse(mark, self.settings).values)
         except ConfigError:
@@ -168,6 +185,9 @@ class MarathonLayer:
             items.clear()
 
     def _seed(self, config: pytest.Config, items: list[pytest.Item], marked: list[pytest.Item]) -> None:
+        from .plan import plan_of
+        from .verdict import judge
+
         plans: dict[str, Plan] = {}
         errors: list[str] = []
         by_test: dict[str, list[tuple[pytest.Item, int]]] = {}
@@ -256,6 +276,9 @@ class MarathonLayer:
                 "@pytest.mark.marathon(seeds=...) (docs/marathon.md)",
                 pytrace=False,
             )
+        from .results import trace_name
+        from .run import SeedRun
+
         settings = marked.settings
         name = trace_name(seeding.test, seeding.seed)
         run = SeedRun(
@@ -299,6 +322,8 @@ class MarathonLayer:
             item.stash[CALL_KEY] = report.outcome
         elif report.when == "teardown":
             # The seed's last report carries its result, so under xdist it reaches the controller.
+            from .session import payload
+
             fresh = item.stash.get(RESULT_KEY, None)
             report.agentevals_marathon = payload(  # type: ignore[attr-defined]
                 test=seeding.test,
@@ -319,6 +344,9 @@ class MarathonLayer:
         if not isinstance(data, dict) or (self.config is not None and is_worker(self.config)):
             return  # a worker: its reports carry every result to the controller, which writes
         if self.session is None:
+            from ..history import ci_env
+            from .session import MarathonSession
+
             assert self.config is not None
             commit = self.commit(self.config)
             self.session = MarathonSession(
@@ -333,6 +361,8 @@ class MarathonLayer:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.session is None or not self.session.tests:
             return
+        from . import render
+
         self.verdicts = self.session.verdicts()
         session.config.stash[VERDICTS_KEY] = render.verdict_rows(self.verdicts)
         self.problems = list(self.session.problems)
@@ -343,6 +373,8 @@ class MarathonLayer:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.session is None or not (self.verdicts or self.problems):
             return
+        from . import render
+
         terminalreporter.write_sep("=", "agentevals marathon")
         folder = self.settings.marathon_dir
         for index, verdict in enumerate(self.verdicts):
@@ -368,6 +400,8 @@ def _runner(item: pytest.Item) -> Any:
         warn_deprecated_spellings(hook)
         result = ask_run_agent(hook, AgentRun("marathon", task, run, seed=run.seed, workspace=run.workspace))
         if result is None:
+            from .run import NoRunner
+
             raise NoRunner(
                 f"{run.test} seed {run.seed}: no pytest_agentevals_run_agent hook started the agent on the "
                 f"task {task!r}: add `def pytest_agentevals_run_agent(run): ...` to a conftest.py that, when "
@@ -398,4 +432,4 @@ def _trace_finder(folder: Any) -> render.TracePath:
     return find
 
 
-__all__: Sequence[str] = ("MARATHON", "MarathonLayer", "Seeding", "plan_of")
+__all__: Sequence[str] = ("MARATHON", "MarathonLayer", "Seeding")

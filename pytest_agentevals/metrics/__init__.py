@@ -7,13 +7,27 @@ run report build on them. Each formula, with its edge cases, is in docs/metrics.
     metrics, series = analyze(events)                         # and what a report draws
 """
 
-from .context import DEFAULT_CONTEXT_WINDOWS, ContextWindows, context_tokens
-from .incidents import incident_of, is_restart, is_watchdog, is_watchdog_fire, weather
-from .loops import Action, ActionStream, LoopDetector, LoopHit, LoopTally, action_of, actions_of, loop_rate
-from .progress import ProgressCurve, false_claim, progress_curve, progress_of
-from .run import MetricsScan, RunMetrics, analyze, compute, compute_file
-from .series import MARKER_KINDS, CallPoint, Marker, ProgressPoint, RunSeries
-from .spend import cache_hit_rate, cost_per_verified_pass
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+if TYPE_CHECKING:
+    from .context import DEFAULT_CONTEXT_WINDOWS, ContextWindows, context_tokens
+    from .incidents import incident_of, is_restart, is_watchdog, is_watchdog_fire, weather
+    from .loops import (
+        Action,
+        ActionStream,
+        LoopDetector,
+        LoopHit,
+        LoopTally,
+        action_of,
+        actions_of,
+        loop_rate,
+    )
+    from .progress import ProgressCurve, false_claim, progress_curve, progress_of
+    from .run import MetricsScan, RunMetrics, analyze, compute, compute_file
+    from .series import MARKER_KINDS, CallPoint, Marker, ProgressPoint, RunSeries
+    from .spend import cache_hit_rate, cost_per_verified_pass
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOWS",
@@ -49,3 +63,5 @@ __all__ = [
     "progress_of",
     "weather",
 ]
+
+__getattr__, __dir__ = attach(__name__, __file__)

@@ -3,9 +3,14 @@
 Works from plain Python, from pytest and from the command line; knows nothing of either face.
 """
 
-from .harness import checkpoint, compaction, note, verification
-from .recorder import Recorder, current_recorder
-from .tools import tool
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+if TYPE_CHECKING:
+    from .harness import checkpoint, compaction, note, verification
+    from .recorder import Recorder, current_recorder
+    from .tools import tool
 
 __all__ = [
     "Recorder",
@@ -16,3 +21,5 @@ __all__ = [
     "tool",
     "verification",
 ]
+
+__getattr__, __dir__ = attach(__name__, __file__)

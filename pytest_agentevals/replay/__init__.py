@@ -3,13 +3,18 @@
 Works from plain Python, from pytest and from the command line; knows nothing of either face.
 """
 
-from .cassette import Cassette, Interaction, ToolRecord
-from .engine import MODES, Replayer
-from .index import RequestIndex, incoming_request, shape_key
-from .loader import load_cassette
-from .report import Divergence, ReplayDivergenceWarning, ReplayReport
-from .session import ReplaySession
-from .tools import RecordedToolError
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+if TYPE_CHECKING:
+    from .cassette import Cassette, Interaction, ToolRecord
+    from .engine import MODES, Replayer
+    from .index import RequestIndex, incoming_request, shape_key
+    from .loader import load_cassette
+    from .report import Divergence, ReplayDivergenceWarning, ReplayReport
+    from .session import ReplaySession
+    from .tools import RecordedToolError
 
 __all__ = [
     "MODES",
@@ -27,3 +32,5 @@ __all__ = [
     "load_cassette",
     "shape_key",
 ]
+
+__getattr__, __dir__ = attach(__name__, __file__)

@@ -22,7 +22,7 @@ import os
 import warnings
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -31,8 +31,9 @@ from ..faces import MarkerSpec, anything, near_miss, step_number, text_or_path
 from ..hooks import AgentRun, ask_run_agent, warn_deprecated_spellings
 from ..recording import cassette_names
 from ..settings import Settings
-from .report import ReplayDivergenceWarning
-from .session import ReplaySession
+
+if TYPE_CHECKING:  # the engine loads with the first replay of the session
+    from .session import ReplaySession
 
 REPLAY = MarkerSpec(
     "replay",
@@ -40,7 +41,7 @@ REPLAY = MarkerSpec(
     keywords={"cassette": text_or_path, "from_step": step_number, "task": anything},
     settings=("mode", "record"),
 )
-SESSION_KEY = pytest.StashKey[ReplaySession]()
+SESSION_KEY = pytest.StashKey["ReplaySession"]()
 
 
 class ReplayLayer:
@@ -56,6 +57,8 @@ class ReplayLayer:
         return cassette_names.own_cassette(self.settings.cassette_dir, getattr(item, "path", None), test)
 
     def session_for(self, item: pytest.Item, settings: Settings) -> ReplaySession:
+        from .session import ReplaySession
+
         # Every conftest's runner is asked (each declines a task not its own with None): a cassette
         # collected from outside the collected folders has no conftest of its own to ask (item.ihook).
         hook = item.config.hook.pytest_agentevals_run_agent
@@ -90,6 +93,8 @@ class ReplayLayer:
 
     def report(self, item: pytest.Item, session: ReplaySession) -> None:
         """The replay's report section, and a warning for a sequential replay that diverged."""
+        from .report import ReplayDivergenceWarning
+
         replayer = session.replayer
         if replayer is None:
             return

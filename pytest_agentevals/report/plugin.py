@@ -1,12 +1,19 @@
-"""The run report's pytest face: `pytest --agentevals-report PATH` writes the HTML report of the runs
-the session recorded when it ends.
+"""The report's pytest faces: what a person reads of a session.
 
-A test that records a trace carries it as a user property (`recording.naming.TRACE_PROPERTY`), which
-its reports take from an xdist worker to the controller; the controller collects the paths and,
-being the only writer of shared files, writes the report at the end of the session, with the
-marathon layer's verdicts over the seeds when the session ran marathon tests (`VERDICTS_KEY`). A report that
-cannot be written (a trace that is not one, a key-shaped string in it) is said in the terminal
-summary; it never hides the tests' own outcome.
+- `PyramidSummary`: the pyramid table at the end of a run — per layer, outcomes and time spent. A
+  test's layer and what each attempt ended as are read as the history reads them (`faces.Attempts`):
+  the last attempt of a rerun test decides, and a quarantined test counts as what it really did.
+- `OurFailures`: a failure of ours (every layer's) reads message first, without the SDK's and our
+  frames (`failure.py`).
+- `SessionReport`: `pytest --agentevals-report PATH` writes the HTML report of the runs the session
+  recorded when it ends. A test that records a trace carries it as a user property
+  (`recording.naming.TRACE_PROPERTY`), which its reports take from an xdist worker to the
+  controller; the controller, the only writer of shared files, writes the report at the end of the
+  session, with the marathon verdicts over the seeds when the session ran marathon tests
+  (`VERDICTS_KEY`). A report that cannot be written (a trace that is not one, a key-shaped string in
+  it) is said in the terminal summary; it never hides the tests' own outcome.
+
+Each hands off to the engine (`build.py`, `failure.py`) when it first has something to do.
 """
 
 from __future__ import annotations
@@ -24,9 +31,6 @@ from ..history.model import PASSED, SKIPPED
 from ..recording.naming import TRACE_PROPERTY
 from ..settings import Settings
 from ..settings.layers import LAYER_NAMES
-from . import numbers
-from .build import build_report, write_report
-from .failure import OurFailure
 
 
 class OurFailures:
@@ -41,6 +45,8 @@ class OurFailures:
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report: pytest.TestReport = yield
         if report.failed and call.excinfo is not None and not self.fulltrace:
+            from .failure import OurFailure
+
             ours = OurFailure.replacing(report.longrepr, call.excinfo.value, item.config.rootpath)
             if ours is not None:
                 report.longrepr = ours  # type: ignore[assignment]
@@ -67,6 +73,9 @@ class SessionReport:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.is_worker:
             return
+        from . import numbers
+        from .build import build_report, write_report
+
         traces = [Path(path) for path in self.traces if Path(path).is_file()]
         try:
             verdicts = session.config.stash.get(VERDICTS_KEY, [])
@@ -89,7 +98,7 @@ class SessionReport:
         terminalreporter.write_line(line, red=not written)
 
 
-# -- from pyramid.py ------------------------------------------------------------
+# -- the pyramid table ---------------------------------------------------------------------------------
 @dataclass
 class LayerTally:
     passed: int = 0

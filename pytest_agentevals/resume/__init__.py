@@ -1,5 +1,5 @@
 """The resume layer's engine: checkpoint fixtures — their format, extraction, safe restore, the
-environment contract — and booting from a checkpoint, from plain Python. No pytest here; `layer.py`
+environment contract — and booting from a checkpoint, from plain Python. No pytest here; `plugin.py`
 is the face (registered by the plugin). See docs/resume.md.
 
     fixture, _ = extract("run.trace.jsonl", 120, "after-compaction", Path("fixtures"))
@@ -9,15 +9,20 @@ is the face (registered by the plugin). See docs/resume.md.
     point = resume_point_from_trace(Path("run.trace.jsonl"), "latest", workspace)  # a live run's own
 """
 
-from .boot import ResumePoint, resume_point_from_trace
-from .contract import ContractGuard, Drift
-from .extract import extract
-from .fixture import FORMAT_VERSION, Fixture
-from .phase import Phase
-from .restore import Entry
-from .session import ContractDriftWarning, ResumeSession
-from .store import names, open_fixture
-from .until import Condition, Until
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+if TYPE_CHECKING:
+    from .boot import ResumePoint, resume_point_from_trace
+    from .contract import ContractGuard, Drift
+    from .extraction import extract
+    from .fixture import FORMAT_VERSION, Fixture
+    from .phase import Phase
+    from .restore import Entry
+    from .session import ContractDriftWarning, ResumeSession
+    from .store import names, open_fixture
+    from .until import Condition, Until
 
 __all__ = [
     "FORMAT_VERSION",
@@ -36,3 +41,5 @@ __all__ = [
     "open_fixture",
     "resume_point_from_trace",
 ]
+
+__getattr__, __dir__ = attach(__name__, __file__)

@@ -24,22 +24,19 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Callable, Generator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..contract import tolerances
 from ..errors import AgentEvalsError, ConfigError
 from ..faces import MarkerSpec, budget_for, declared_contract, guards_for_item
 from ..hooks import implementations
-from ..recording.naming import trace_path_for
 from ..settings import Settings
 from ..settings.budgets import KEYS as BUDGET_KEYS
 from ..settings.budgets import check
-from .contract import table
-from .session import MODES, ContractDriftWarning, ResumeSession
-from .store import open_fixture
-from .until import Condition
+
+if TYPE_CHECKING:  # the engine loads with the first resume of the session
+    from .session import ResumeSession
 
 
 def _name(where: str, raw: Any) -> str:
@@ -49,6 +46,8 @@ def _name(where: str, raw: Any) -> str:
 
 
 def _mode(where: str, raw: Any) -> str:
+    from .session import MODES
+
     if raw not in MODES:
         raise ConfigError(where, f"{raw!r} is not allowed", "use one of: " + ", ".join(MODES))
     return str(raw)
@@ -61,18 +60,19 @@ def _budget_key(key: str) -> Callable[[str, Any], Any]:
     return parse
 
 
-RESUME = MarkerSpec(
-    "resume",
-    positional=("fixture",),
-    keywords={
+def _keywords() -> dict[str, Callable[[str, Any], Any]]:
+    from .until import Condition
+
+    return {
         "fixture": _name,
         "until": Condition.parse,
         "mode": _mode,
         **{key: _budget_key(key) for key in BUDGET_KEYS},
-    },
-    settings=("contract", "tolerate"),
-)
-SESSION_KEY = pytest.StashKey[ResumeSession]()
+    }
+
+
+RESUME = MarkerSpec("resume", positional=("fixture",), keywords=_keywords, settings=("contract", "tolerate"))
+SESSION_KEY = pytest.StashKey["ResumeSession"]()
 
 
 class ResumeLayer:
@@ -91,6 +91,12 @@ class ResumeLayer:
         workspace restored into the test's own temporary folder, the contract checked, the state
         loaded, and the leg's recorder running with its guards. `run_agent()` runs the next leg through
         the `pytest_agentevals_resume_agent` hook; `phase` holds its metrics."""
+        from ..contract import tolerances
+        from ..recording.naming import trace_path_for
+        from .contract import table
+        from .session import ContractDriftWarning, ResumeSession
+        from .store import open_fixture
+
         item = request.node
         marked = RESUME.of(item)
         name = marked.values.get("fixture") if marked is not None else None
@@ -164,6 +170,8 @@ class ResumeLayer:
 
     @staticmethod
     def section(session: ResumeSession) -> str:
+        from .contract import table
+
         fixture = session.fixture
         lines = [
             f"resumed {fixture.name} (sha256 {fixture.sha256[:12]}, step {fixture.step} of run "

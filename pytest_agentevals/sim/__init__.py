@@ -17,9 +17,14 @@ error bodies and `request-id` headers; and faults (429, 529, dropped connections
 It imports nothing of this project but `errors`, so it can serve any test or example.
 """
 
-from .script import Fault, FaultPlan, Policy, Reply, Script, SimRequest, StopReason
-from .server import SimExchange, SimServer
-from .usage import Usage, estimate_tokens
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+if TYPE_CHECKING:
+    from .script import Fault, FaultPlan, Policy, Reply, Script, SimRequest, StopReason
+    from .server import SimExchange, SimServer
+    from .usage import Usage, estimate_tokens
 
 __all__ = [
     "Fault",
@@ -34,3 +39,5 @@ __all__ = [
     "Usage",
     "estimate_tokens",
 ]
+
+__getattr__, __dir__ = attach(__name__, __file__)

@@ -6,14 +6,19 @@ what the decision there should be. pytest collects each case as an item marked `
 model call replayed from `goldens/*.decisions.trace.jsonl` when the request is unchanged.
 """
 
-from .case import StepCase
-from .decision import ESCALATION_TOOLS, Decision, Escalation, ToolCall
-from .expectation import Expectation, Outcome
-from .judge import Judge, JudgeSpec, JudgeVerdict, anthropic_judge
-from .loader import GoldensFile, load_case, load_goldens
-from .matchers import AnyValue, Approx, Call, Matcher, OneOf, Regex
-from .render import StepMismatch, explain
-from .runner import CaseRun, Decide, run_case
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+if TYPE_CHECKING:
+    from .case import StepCase
+    from .decision import ESCALATION_TOOLS, Decision, Escalation, ToolCall
+    from .expectation import Expectation, Outcome
+    from .judge import Judge, JudgeSpec, JudgeVerdict, anthropic_judge
+    from .loader import GoldensFile, load_case, load_goldens
+    from .matchers import AnyValue, Approx, Call, Matcher, OneOf, Regex
+    from .render import StepMismatch, explain
+    from .runner import CaseRun, Decide, run_case
 
 __all__ = [
     "ESCALATION_TOOLS",
@@ -42,3 +47,5 @@ __all__ = [
     "load_goldens",
     "run_case",
 ]
+
+__getattr__, __dir__ = attach(__name__, __file__)

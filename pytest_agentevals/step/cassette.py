@@ -5,7 +5,7 @@ from the recording. Any other goes to the real model and is recorded when the re
 (`new`; `once` for a case with nothing recorded; `all` re-records everything). Otherwise it is
 refused from inside the transport with `StaleGolden`, which names what changed and which the SDK
 does not retry. Look-up, served responses, request diffs and unretried errors are the replay
-engine's (`recording/replay/`); this file only decides per case.
+engine's (`replay/`); this file only decides per case.
 """
 
 from __future__ import annotations

@@ -1,7 +1,11 @@
-"""The step layer's pytest plugin object: collects goldens files, offers the overridable fixtures,
-and at the end of the session writes what the cases recorded or re-blessed.
+"""The step layer's pytest face: collects goldens files (each case a `StepItem` marked `step`),
+offers the overridable fixtures, and at the end of the session writes what the cases recorded or
+re-blessed. Registered by `pytest_agentevals.plugin` with the run's settings; the engine (loader,
+runner, decision stores) loads with the first goldens file the session collects.
 
-Registered by `pytest_agentevals.plugin` with the run's settings.
+An item is a `pytest.Function` whose function asks for the `agentevals_decide` and
+`agentevals_judge` fixtures, so a conftest.py overrides them as it would any fixture, at any scope.
+Its id is the file and the case: `goldens/refactor.yaml::step-12-tool-choice`.
 """
 
 from __future__ import annotations
@@ -10,21 +14,19 @@ import difflib
 import json
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..errors import GoldenError
 from ..faces import is_worker
 from ..settings import Settings
-from .case import StepCase
-from .judge import Judge, JudgeSpec, JudgeVerdict, anthropic_judge
-from .kinds import parse_expectation
-from .loader import load_goldens
-from .render import StepMismatch, explain
-from .runner import CaseRun, Decide, run_case
-from .session import Flushed, StepSession
-from .yamlio import dump_yaml
+
+if TYPE_CHECKING:  # the engine loads with the first goldens file the session collects
+    from .case import StepCase
+    from .judge import Judge, JudgeSpec, JudgeVerdict
+    from .runner import CaseRun, Decide
+    from .session import Flushed, StepSession
 
 GOLDENS_SUFFIXES = (".yaml", ".yml")
 
@@ -40,10 +42,19 @@ class StepLayer:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.settings = settings
         self.flushed: Flushed | None = None
-        self.session = StepSession(settings.rootdir, settings.prices)
+        self._session: StepSession | None = None
+
+    @property
+    def session(self) -> StepSession:
+        """The session's step cases and decision stores, made with the first goldens file."""
+        if self._session is None:
+            from .session import StepSession
+
+            self._session = StepSession(self.settings.rootdir, self.settings.prices)
+        return self._session
 
     def pytest_configure(self, config: pytest.Config) -> None:
-        config.stash[SESSION_KEY] = self.session
+        config.stash[LAYER_KEY] = self
         config.stash[RECORD_KEY] = self.settings.record
         config.stash[UPDATE_KEY] = self.settings.update_goldens
         config.addinivalue_line(
@@ -69,6 +80,8 @@ class StepLayer:
     @pytest.fixture
     def agentevals_judge(self) -> Judge:
         """The judge of compaction cases that ask for one; override to use another client or model."""
+        from .judge import anthropic_judge
+
         return anthropic_judge()
 
     @pytest.hookimpl(wrapper=True)
@@ -88,9 +101,9 @@ class StepLayer:
             self.session.receive(report.nodeid, payload)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if is_worker(session.config):
-            return  # an xdist worker: its reports carried everything to the controller
-        self.flushed = self.session.flush()
+        if is_worker(session.config) or self._session is None:
+            return  # an xdist worker (its reports carried everything to the controller), or no case
+        self.flushed = self._session.flush()
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         done = self.flushed
@@ -114,8 +127,8 @@ class StepLayer:
             terminalreporter.write_line(line, red=True)
 
 
-# -- from items.py ------------------------------------------------------------
-SESSION_KEY = pytest.StashKey[StepSession]()
+# -- goldens files as collectors, step cases as items -------------------------------------------------
+LAYER_KEY = pytest.StashKey[StepLayer]()
 RECORD_KEY = pytest.StashKey[str]()
 UPDATE_KEY = pytest.StashKey[bool]()
 PAYLOAD_KEY = pytest.StashKey[dict[str, Any]]()
@@ -130,7 +143,9 @@ class GoldensCollector(pytest.File):
     line, case and key, with no traceback."""
 
     def collect(self) -> Iterator[StepItem]:
-        session = self.config.stash[SESSION_KEY]
+        from .loader import load_goldens
+
+        session = self.config.stash[LAYER_KEY].session
         try:
             goldens = load_goldens(self.path, session.display(self.path))
         except GoldenError as exc:
@@ -149,7 +164,10 @@ class StepItem(pytest.Function):
             self.add_marker(pytest.mark.xfail(reason=case.xfail))
 
     def runtest(self) -> None:
-        session = self.config.stash[SESSION_KEY]
+        from .render import StepMismatch, explain
+        from .runner import run_case
+
+        session = self.config.stash[LAYER_KEY].session
         case = self.case
         payload: dict[str, Any] = {"file": str(case.path), "case": case.id}
         self.stash[PAYLOAD_KEY] = payload
@@ -176,6 +194,10 @@ class StepItem(pytest.Function):
         raise StepMismatch(explain(self.nodeid, case.kind, run.outcome))
 
     def _rebless(self, run: CaseRun, judge: Judge, payload: dict[str, Any]) -> None:
+        from .kinds import parse_expectation
+        from .render import StepMismatch, explain
+        from .yamlio import dump_yaml
+
         case = self.case
         try:
             new_raw = case.expect.rebless(run.decision)
@@ -194,6 +216,8 @@ class StepItem(pytest.Function):
             )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
+        from .render import StepMismatch
+
         if isinstance(excinfo.value, StepMismatch | GoldenError):
             # The report names the case already; the message starts with what happened.
             return str(excinfo.value).removeprefix(f"{self.nodeid}: ")

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_agentevals.errors import HistoryError
-from pytest_agentevals.history import ci_env
-from pytest_agentevals.history import plugin as collector
+from pytest_agentevals.history import backends, ci_env
 from pytest_agentevals.history.ingest import Ingester
 from pytest_agentevals.history.model import StoredAttempt
 from pytest_agentevals.history.sqlite import SQLiteStore
@@ -445,7 +444,7 @@ class _FullDisk:
 def test_a_failed_write_is_shown_and_fails_the_gate_in_fail_mode(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(collector, "open_store", lambda path: _FullDisk())
+    monkeypatch.setattr(backends, "open_store", lambda path: _FullDisk())  # what the face opens
     pytester.makepyfile("import pytest\n@pytest.mark.step\ndef test_a(): pass")
     warn = pytester.runpytest("--agentevals-sha=c1")
     assert warn.ret == pytest.ExitCode.OK

@@ -77,15 +77,17 @@ FACE_MODULES = {"pytest_agentevals", "pytest_agentevals.__main__", "pytest_agent
 PYTEST_ALLOWED = {"pytest_agentevals.plugin", "pytest_agentevals.faces"}
 
 # What each low package may import of ours (besides itself); DESIGN.md's arrows, pointing down.
+# (`_lazy` is how a package's public names load on first use: every package may import it.)
 MAY_IMPORT = {
     "errors": set(),
     "fileio": set(),
-    "trace": {"errors", "fileio"},
-    "settings": {"errors"},
-    "contract": {"errors", "settings", "trace"},
-    "metrics": {"errors", "trace"},
-    "sim": {"errors", "trace"},
-    "history": {"errors", "fileio", "settings", "trace"},
+    "_lazy": set(),
+    "trace": {"errors", "fileio", "_lazy"},
+    "settings": {"errors", "_lazy"},
+    "contract": {"errors", "settings", "trace", "_lazy"},
+    "metrics": {"errors", "trace", "_lazy"},
+    "sim": {"errors", "trace", "_lazy"},
+    "history": {"errors", "fileio", "settings", "trace", "_lazy"},
 }
 
 
@@ -220,17 +222,51 @@ def test_the_engines_load_without_pytest() -> None:
     assert loaded.stdout.strip() == "[]"
 
 
-def test_loading_the_plugin_leaves_vcrpy_for_the_first_recording() -> None:
-    # Every pytest session with the plugin installed loads it; vcrpy's stubs import a dozen HTTP
-    # libraries, which only a recording or a replay needs.
-    loaded = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys, pytest_agentevals.plugin; print(sorted({'vcr', 'requests'} & set(sys.modules)))",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
+def test_loading_the_plugin_leaves_the_engines_for_their_first_use() -> None:
+    # Every pytest session with the plugin installed loads it: what only a recording, a replay, a
+    # resume, the history's store or a report needs loads with its first use. (pytest itself may load
+    # some of these; a bare `import pytest` is the baseline.)
+    heavy = ["vcr", "requests", "yaml", "sqlite3", "tarfile", "ssl", "asyncio", "junitparser", "anthropic"]
+    code = (
+        "import sys\n"
+        "import pytest\n"
+        f"before = {{m for m in {heavy!r} if m in sys.modules}}\n"
+        "import pytest_agentevals.plugin\n"
+        f"print(sorted({{m for m in {heavy!r} if m in sys.modules}} - before))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('pytest_agentevals.') and "
+        "m.rsplit('.', 1)[-1] in ('engine', 'recorder', 'session', 'sqlite', 'archive', 'html')))"
     )
-    assert loaded.stdout.strip() == "[]"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert loaded.stdout.splitlines() == ["[]", "[]"]
+
+
+def test_every_public_name_loads_from_the_module_it_names() -> None:
+    # A package's `if TYPE_CHECKING:` imports are its public names (`_lazy.attach` reads them): each
+    # is in `__all__` and back, each resolves to its module's object, and none is also the name of a
+    # submodule (importing that submodule would bind the package attribute to the module).
+    code = """
+import importlib, json, pkgutil, sys
+import pytest_agentevals
+from pytest_agentevals._lazy import homes
+problems = []
+for info in [None, *pkgutil.walk_packages(pytest_agentevals.__path__, "pytest_agentevals.")]:
+    name = "pytest_agentevals" if info is None else info.name
+    if info is not None and not info.ispkg:
+        continue
+    package = importlib.import_module(name)
+    table = homes(name, package.__file__)
+    if not table:
+        continue
+    exported = set(getattr(package, "__all__", [])) - {"__version__"}
+    if exported != set(table):
+        problems.append(f"{name}: __all__ and TYPE_CHECKING differ: {sorted(exported ^ set(table))}")
+    submodules = {sub.name for sub in pkgutil.iter_modules(package.__path__)}
+    for public, home in table.items():
+        if public in submodules:
+            problems.append(f"{name}.{public} is a public name and a submodule")
+        if getattr(package, public) is not getattr(importlib.import_module(home), public):
+            problems.append(f"{name}.{public} is not {home}.{public}")
+print(json.dumps(problems))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

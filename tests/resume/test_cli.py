@@ -255,8 +255,7 @@ def test_the_repository_fixtures_verify(repo_root: Path) -> None:
 def test_an_extraction_that_fails_partway_leaves_no_fixture_and_the_old_one_whole(
     project: Path, monkeypatch: pytest.MonkeyPatch, replacing: bool
 ) -> None:
-    extracting = importlib.import_module("pytest_agentevals.resume.extract")  # the module, not
-    # the function the package exports under the same name
+    extracting = importlib.import_module("pytest_agentevals.resume.extraction")
     fixtures = project / "fixtures"
     if replacing:
         extract(project, "--at", "latest", "--name", "c")

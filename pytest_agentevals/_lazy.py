@@ -1,0 +1,63 @@
+"""A package's public names, imported when first used (PEP 562).
+
+pytest imports this project's plugin for every session, and importing any module of a package runs
+the package's `__init__.py`: a package that imported its engine there would load it for sessions
+that never use it. So each package declares its public names once, as the imports of an
+`if TYPE_CHECKING:` block (what type checkers and readers see), and ends with
+
+    __getattr__, __dir__ = attach(__name__, __file__)
+
+which reads that block and imports a name's module on the name's first use. A public name never
+equals a submodule's name (a test checks): importing the submodule would bind the package
+attribute to the module before the name was ever asked for.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def homes(package: str, init_file: str) -> dict[str, str]:
+    """Each name the `if TYPE_CHECKING:` block of a package's `__init__.py` imports, and the
+    absolute name of its module."""
+    tree = ast.parse(Path(init_file).read_text(encoding="utf-8"))
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for statement in node.body:
+                if isinstance(statement, ast.ImportFrom):
+                    base = package.split(".")
+                    base = base[: len(base) - statement.level + 1] if statement.level else []
+                    module = ".".join([*base, *([statement.module] if statement.module else [])])
+                    for alias in statement.names:
+                        found[alias.asname or alias.name] = module
+    return found
+
+
+def attach(package: str, init_file: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The `__getattr__` and `__dir__` of a package whose public names load on first use."""
+    table = homes(package, init_file)
+
+    def __getattr__(name: str) -> Any:
+        home = table.get(name)
+        if home is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        # Not cached on the package: a name always comes from the module now in sys.modules, so a
+        # test harness that drops modules between in-process runs (pytester) never mixes two copies.
+        return getattr(importlib.import_module(home), name)
+
+    def __dir__() -> list[str]:
+        return sorted({*vars(sys.modules[package]), *table})
+
+    return __getattr__, __dir__
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
