@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import platform
 from collections.abc import Iterable, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from .settings.tolerances import LEVELS, Tolerance, tolerances
+from .trace.jsonable import canonical_json
 
 
 def hash_json(value: Any) -> str:
     """A stable hash of a JSON value (keys sorted), for prompts, tool schemas and fixtures."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
 def package_versions(packages: Iterable[str]) -> dict[str, str | None]:
