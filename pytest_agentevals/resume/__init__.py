@@ -9,8 +9,9 @@ is the face (registered by the plugin). See docs/resume.md.
     point = resume_point_from_trace(Path("run.trace.jsonl"), "latest", workspace)  # a live run's own
 """
 
+from ..contract import Drift
 from .boot import ResumePoint, resume_point_from_trace
-from .contract import ContractGuard, Drift
+from .contract_guard import ContractGuard
 from .extract import extract
 from .fixture import FORMAT_VERSION, Fixture
 from .phase import Phase

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from ..contract import tolerances
+from ..contract import table, tolerances
 from ..errors import AgentEvalsError, ConfigError
 from ..faces import MarkerSpec, budget_for, declared_contract, guards_for_item
 from ..hooks import implementations
@@ -36,7 +36,6 @@ from ..recording.naming import trace_path_for
 from ..settings import Settings
 from ..settings.budgets import KEYS as BUDGET_KEYS
 from ..settings.budgets import check
-from .contract import table
 from .session import MODES, ContractDriftWarning, ResumeSession
 from .store import open_fixture
 from .until import Condition
