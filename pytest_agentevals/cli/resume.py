@@ -21,10 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..contract import tolerances
+from ..contract import ABSENT, Drift, compare, current, show, table, tolerances
 from ..errors import AgentEvalsError, CheckpointError
 from ..fileio import write_atomic
-from ..resume.contract import ABSENT, Drift, compare, current, show, table
 from ..resume.extraction import extract
 from ..resume.fixture import MANIFEST, TRACE, Fixture, check_name, read_events
 from ..resume.store import incomplete, locate, names, open_fixture

@@ -20,6 +20,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from ..trace.jsonable import canonical_json
+
 LAYER_PROPERTY: Final = "agentevals.layer"
 VARIANT_PROPERTY: Final = "agentevals.variant"
 VARIANT_PREFIX: Final = VARIANT_PROPERTY + "."
@@ -42,7 +44,7 @@ def canonical(fields: Mapping[str, Any]) -> str:
     """The canonical JSON of `fields` ("" when empty): sorted keys, no spaces."""
     if not fields:
         return ""
-    return json.dumps(dict(fields), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return canonical_json(dict(fields))
 
 
 def from_properties(properties: Iterable[tuple[str, object]]) -> tuple[str | None, str]:

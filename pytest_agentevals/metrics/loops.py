@@ -21,13 +21,12 @@ first `tool_call` event on, its `tool_call` events alone are the actions.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..trace.jsonable import jsonable_default, to_jsonable
+from ..trace.jsonable import canonical_json
 from ..trace.messages import response_message
 
 RULES = ("repeat", "failing_repeat", "alternation")
@@ -56,38 +55,6 @@ class Action:
         """The call as a person reads it: `read_file {"path":"a.txt"}`, long arguments cut."""
         args = self.args if len(self.args) <= _SHOWN_ARGS else self.args[: _SHOWN_ARGS - 3] + "..."
         return f"{self.tool} {args}"
-
-
-# Built once: json.dumps with options builds a new encoder at every call, and the C encoder under it
-# (when the interpreter has one) skips a layer of Python per call. Same output either way.
-_ENCODER = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=jsonable_default
-)
-_make_c_encoder = getattr(json.encoder, "c_make_encoder", None)
-_C_ENCODER = (
-    _make_c_encoder(None, jsonable_default, json.encoder.encode_basestring, None, ":", ",", True, False, True)
-    if _make_c_encoder is not None
-    else None
-)
-
-
-def canonical_json(value: Any) -> str:
-    """Sorted keys, compact, non-JSON values stored as the trace writer stores them (so an action
-    built from a live event and from the same event read back from its trace are equal)."""
-    if type(value) is str:
-        return json.encoder.encode_basestring(value)
-    if _C_ENCODER is not None:
-        try:
-            return "".join(_C_ENCODER(value, 0))
-        except Exception:
-            pass  # a structure holding itself, a huge integer, mixed keys...: the paths below
-    try:
-        return _ENCODER.encode(value)
-    except Exception:
-        # What the writer stores instead (a circular object, a huge integer, a key that is not a
-        # string, a repr that raises): the loop guard never fails a run the recorder lets go on.
-        # Read back as the trace holds it (keys become strings), so it sorts and matches the trace.
-        return _ENCODER.encode(json.loads(json.dumps(to_jsonable(value), ensure_ascii=False)))
 
 
 def short_hash(text: str) -> str:

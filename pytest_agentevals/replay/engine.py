@@ -29,11 +29,12 @@ turn a divergence into a pass).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ..contract import Tolerance
 from ..errors import AgentEvalsError, ReplayDivergence, UnrecordedRequest
 from ..recording import active, harness
 from ..recording.patching import patched
@@ -65,9 +66,11 @@ class Replayer:
     a loaded `Cassette`. `from_step` starts after the last checkpoint at or before that step (its
     state is `cassette.checkpoint["state"]`). `packages` are compared with the recorded versions
     before anything runs, and the model id, system prompt and tool schemas of the first model
-    request with the recording's (`check_contract=False` skips both). `rerecord` is the command a
-    stale-cassette message suggests. `allow_live` lets unmatched requests go to the network instead
-    of failing (record mode "new"); `block_network=False` leaves sockets alone.
+    request with the recording's (`check_contract=False` skips both); a drift that a tolerance of
+    `tolerate` covers (the `contract_tolerate` setting, parsed) is noted in `report.tolerated`
+    instead of failing. `rerecord` is the command a stale-cassette message suggests. `allow_live`
+    lets unmatched requests go to the network instead of failing (record mode "new");
+    `block_network=False` leaves sockets alone.
     """
 
     def __init__(
@@ -78,6 +81,7 @@ class Replayer:
         from_step: int | None = None,
         packages: Iterable[str] = ("anthropic",),
         check_contract: bool = True,
+        tolerate: Sequence[Tolerance] = (),
         rerecord: str | None = None,
         allow_live: bool = False,
         block_network: bool = True,
@@ -88,6 +92,7 @@ class Replayer:
         self.mode = mode
         self.packages = tuple(packages)
         self.check_contract = check_contract
+        self.tolerate = tuple(tolerate)
         self.rerecord = rerecord
         self.allow_live = allow_live
         self.block_network = block_network and not allow_live
@@ -120,9 +125,9 @@ class Replayer:
         if self._running:
             raise AgentEvalsError(f"the replay of {self.cassette.path} is already running")
         if self.check_contract:
-            found = staleness.package_differences(self.cassette.contract, self.packages)
-            if found:
-                raise self._fail(staleness.stale(self.cassette.path, found, self.rerecord))
+            self._check_staleness(
+                staleness.check_packages(self.cassette.contract, self.packages, self.tolerate)
+            )
         if self.block_network:
             self._unblock = network.block(self._fail)
         self._patches = patched(
@@ -268,9 +273,12 @@ class Replayer:
         if not isinstance(recorded_body, dict) or recorded_body == body:
             return
         fields = ("model", "system", "tools") if self.mode == "strict" else ("model",)
-        found = staleness.request_contract_differences(recorded_body, body, fields)
-        if found:
-            raise self._fail(staleness.stale(self.cassette.path, found, self.rerecord))
+        self._check_staleness(staleness.check_request(recorded_body, body, fields, self.tolerate))
+
+    def _check_staleness(self, found: staleness.Staleness) -> None:
+        self.report.tolerated.extend(found.tolerated)  # shown in the report, passing or not
+        if found.differences:
+            raise self._fail(staleness.stale(self.cassette.path, found.differences, self.rerecord))
 
     def _strict(self, number: int, canonical: dict[str, Any], is_model: bool) -> Interaction | None:
         found = self._index.take(canonical)

@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..recording.exchange import request_fields
-from ..trace.canonical import canonical_json, canonical_request
+from ..trace.canonical import canonical_request
+from ..trace.jsonable import canonical_json
 from .cassette import Interaction
 
 ShapeKey = tuple[Any, ...]

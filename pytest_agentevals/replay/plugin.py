@@ -92,7 +92,9 @@ class ReplayLayer:
         return session
 
     def report(self, item: pytest.Item, session: ReplaySession) -> None:
-        """The replay's report section, and a warning for a sequential replay that diverged."""
+        """The replay's report section; a warning for a sequential replay that diverged, and one for
+        a contract drift that `contract_tolerate` let through (a tolerance is never silent)."""
+        from ..contract import ContractDriftWarning, table
         from .report import ReplayDivergenceWarning
 
         replayer = session.replayer
@@ -101,6 +103,15 @@ class ReplayLayer:
         item.add_report_section("call", "agentevals replay", replayer.report.text())
         if replayer.report.divergences:
             warnings.warn(ReplayDivergenceWarning(replayer.report.text(limit=3)), stacklevel=1)
+        if replayer.report.tolerated:
+            where = session.path or item.nodeid
+            warnings.warn(
+                ContractDriftWarning(
+                    f"{where}: the contract drifted, tolerated by contract_tolerate:\n"
+                    + table(replayer.report.tolerated)
+                ),
+                stacklevel=1,
+            )
 
     # -- the fixture ---------------------------------------------------------------------------------
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..contract import Drift, table
+
 
 class ReplayDivergenceWarning(UserWarning):
     """A sequential replay whose run asked for other things than the recording (not an error in
@@ -32,7 +34,8 @@ class Divergence:
 class ReplayReport:
     """What a replay served, every divergence it reported, and `failure`: the first line of the error
     that failed it (a strict divergence, an unrecorded request, a blocked connection, a stale
-    cassette), so that the summary never says less than the verdict."""
+    cassette), so that the summary never says less than the verdict; and `tolerated`, the contract
+    drifts a declared tolerance (`contract_tolerate`) let the replay go on despite."""
 
     path: Path
     mode: str
@@ -42,6 +45,7 @@ class ReplayReport:
     served_tools: int = 0
     divergences: list[Divergence] = field(default_factory=list)
     failure: str | None = None
+    tolerated: list[Drift] = field(default_factory=list)
 
     @property
     def diverged(self) -> bool:
@@ -64,11 +68,18 @@ class ReplayReport:
             verdict.append(f"{len(self.divergences)} divergence(s)")
         if self.failure is not None:
             verdict.append(f"failed: {self.failure}")
-        return head + "; " + ("; ".join(verdict) or "no divergence")
+        tolerated = ""
+        if self.tolerated:
+            keys = ", ".join(f"{drift.key} ({drift.severity})" for drift in self.tolerated)
+            tolerated = f"; contract drift tolerated (contract_tolerate): {keys}"
+        return head + "; " + ("; ".join(verdict) or "no divergence") + tolerated
 
     def text(self, limit: int = 10) -> str:
-        """The summary, the first divergence in full, and the next ones as one line each."""
+        """The summary, the tolerated drift's table, the first divergence in full, and the next ones
+        as one line each."""
         lines = [self.summary()]
+        if self.tolerated:
+            lines.append(table(self.tolerated))
         for i, divergence in enumerate(self.divergences[:limit]):
             lines.append(divergence.render() if i == 0 else "  " + divergence.headline)
         if len(self.divergences) > limit:

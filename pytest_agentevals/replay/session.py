@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..contract import tolerances
 from ..errors import AgentEvalsError, CassetteError, ConfigError
 from ..recording import cassette_names
 from ..recording import program as programs
@@ -188,6 +189,7 @@ class ReplaySession:
             from_step=from_step,
             packages=self.settings.contract_packages,
             check_contract=self.check_contract,
+            tolerate=tolerances("contract_tolerate", self.settings.contract_tolerate),
             rerecord=self.rerecord,
             allow_live=record == "new",
         )

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
+    from ..contract import ContractDriftWarning, Drift
     from .boot import ResumePoint, resume_point_from_trace
-    from .contract import ContractGuard, Drift
+    from .contract_guard import ContractGuard
     from .extraction import extract
     from .fixture import FORMAT_VERSION, Fixture
     from .phase import Phase
     from .restore import Entry
-    from .session import ContractDriftWarning, ResumeSession
+    from .session import ResumeSession
     from .store import names, open_fixture
     from .until import Condition, Until
 

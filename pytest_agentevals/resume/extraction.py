@@ -17,12 +17,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..contract import recorded_contract
 from ..errors import CheckpointError
 from ..trace.events import Event
 from ..trace.scrub import Scrubber
 from ..trace.writer import TraceWriter
 from .archive import ARCHIVE, INDEX, write_archive
-from .contract import recorded_contract
 from .fixture import CONTINUATION, FORMAT_VERSION, MANIFEST, STATE, TRACE, Fixture, check_name, sha256_of
 from .restore import FILE, Entry, check_entries
 from .source import SourceCheckpoint, lineage_of, read_checkpoint, snapshot_entries

@@ -30,12 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..contract import Tolerance
+from ..contract import Drift, Tolerance, compare, current, enforce, is_request_key
 from ..errors import CheckpointError, TraceFormatError
 from ..trace.events import Event
 from ..trace.reader import TornTraceWarning, TraceReader
 from .archive import ARCHIVE, INDEX, Archive
-from .contract import Drift, compare, current, enforce, is_request_key
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"

@@ -91,10 +91,9 @@ class ResumeLayer:
         workspace restored into the test's own temporary folder, the contract checked, the state
         loaded, and the leg's recorder running with its guards. `run_agent()` runs the next leg through
         the `pytest_agentevals_resume_agent` hook; `phase` holds its metrics."""
-        from ..contract import tolerances
+        from ..contract import ContractDriftWarning, table, tolerances
         from ..recording.naming import trace_path_for
-        from .contract import table
-        from .session import ContractDriftWarning, ResumeSession
+        from .session import ResumeSession
         from .store import open_fixture
 
         item = request.node
@@ -170,7 +169,7 @@ class ResumeLayer:
 
     @staticmethod
     def section(session: ResumeSession) -> str:
-        from .contract import table
+        from ..contract import table
 
         fixture = session.fixture
         lines = [

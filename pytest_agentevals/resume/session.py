@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..contract import Tolerance
+from ..contract import Drift, Tolerance
 from ..errors import AgentEvalsError, RunStopped
 from ..recording.factory import recorder_for
 from ..recording.guard import Guard
@@ -44,17 +44,13 @@ from ..replay.engine import Replayer
 from ..settings import Settings
 from ..trace.events import Event
 from ..trace.reader import TornTraceWarning, TraceReader
-from .contract import ContractGuard, Drift
+from .contract_guard import ContractGuard
 from .fixture import Fixture
 from .phase import Phase
 from .until import Condition, Until
 
 MODES = ("live", "replayed")
 Runner = Callable[["ResumeSession"], Any]  # the agent's result; None when no runner took it
-
-
-class ContractDriftWarning(UserWarning):
-    """A checkpoint's contract drifted and the policy is `warn`: the leg ran anyway."""
 
 
 class GuardedReplayer(Replayer):

@@ -1,6 +1,6 @@
 """The decision cache of one step case, as vcrpy's patching sees a cassette.
 
-A request recorded for the case (same canonical request, see `recording/canonical.py`) is answered
+A request recorded for the case (same canonical request, see `trace/canonical.py`) is answered
 from the recording. Any other goes to the real model and is recorded when the record mode allows it
 (`new`; `once` for a case with nothing recorded; `all` re-records everything). Otherwise it is
 refused from inside the transport with `StaleGolden`, which names what changed and which the SDK

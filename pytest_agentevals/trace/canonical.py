@@ -2,17 +2,18 @@
 
 Canonicalized once per request: the host is dropped (a replay runs against another port or none),
 JSON keys are sorted, and fields that change between identical asks are removed. The fingerprint
-is the key of the replay index and of the step layer's decision cache.
+(the SHA-256 of the form's `canonical_json`) is the key of the replay index and of the step layer's
+decision cache.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from .jsonable import canonical_json
 from .scrub import Scrubber
 
 # Body fields that identify a call rather than describe it.
@@ -28,10 +29,6 @@ def canonical_request(
     if isinstance(body, Mapping):
         body = {key: value for key, value in body.items() if key not in ignored}
     return {"method": method.upper(), "path": parts.path + (f"?{query}" if query else ""), "body": body}
-
-
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def fingerprint(canonical: Mapping[str, Any]) -> str:

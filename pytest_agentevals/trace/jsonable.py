@@ -7,10 +7,16 @@ a string, nesting deeper than JSON can take) or that UTF-8 cannot encode (a lone
 `os.listdir` returns for a file name in another encoding) is stored by `to_jsonable` instead: a
 faithful copy wherever one exists, and a note in angle brackets where none does. The agent always
 gets the real value; only the trace holds the stand-in. docs/trace-format.md lists the forms.
+
+`canonical_json` is the one canonical JSON text of the package (sorted keys, compact, UTF-8 kept):
+what request fingerprints, contract hashes, loop detection's actions and history's variant keys are
+made of. For a JSON value it is exactly `json.dumps(value, sort_keys=True, separators=(",", ":"),
+ensure_ascii=False)`, the bytes every stored hash and key was made from.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +97,35 @@ def _convert(value: Any, depth: int, path: set[int]) -> Any:
     except Exception as exc:  # a repr that raises: the value cannot be described by itself
         return _describe(value, f"repr() raised {type(exc).__qualname__}")
     return _convert(converted, depth + 1, path)
+
+
+# Built once: json.dumps with options builds a new encoder at every call, and the C encoder under it
+# (when the interpreter has one) skips a layer of Python per call. Same output either way.
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=jsonable_default
+)
+_make_c_encoder = getattr(json.encoder, "c_make_encoder", None)
+_C_ENCODER = (
+    _make_c_encoder(None, jsonable_default, json.encoder.encode_basestring, None, ":", ",", True, False, True)
+    if _make_c_encoder is not None
+    else None
+)
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, compact, non-ASCII kept; a value JSON cannot hold is written as the trace writer
+    stores it (so a value and the same value read back from its trace give the same text)."""
+    if type(value) is str:
+        return json.encoder.encode_basestring(value)
+    if _C_ENCODER is not None:
+        try:
+            return "".join(_C_ENCODER(value, 0))
+        except Exception:
+            pass  # a structure holding itself, a huge integer, mixed keys...: the paths below
+    try:
+        return _ENCODER.encode(value)
+    except Exception:
+        # What the writer stores instead (a circular object, a huge integer, a key that is not a
+        # string, a repr that raises): canonical JSON never fails on what the recorder let through.
+        # Read back as the trace holds it (keys become strings), so it sorts and matches the trace.
+        return _ENCODER.encode(json.loads(json.dumps(to_jsonable(value), ensure_ascii=False)))

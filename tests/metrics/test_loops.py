@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import pytest_agentevals as ae
 from pytest_agentevals.metrics import Action, LoopDetector, LoopHit, action_of, actions_of
-from pytest_agentevals.metrics.loops import canonical_json
 from pytest_agentevals.sim import Reply, SimServer
+from pytest_agentevals.trace.jsonable import canonical_json
 
 MODEL = "claude-sonnet-4-6"
 TOOLS = [

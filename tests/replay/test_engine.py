@@ -14,6 +14,7 @@ import pytest
 import vcr
 
 import pytest_agentevals as ae
+from pytest_agentevals.contract import tolerances
 from pytest_agentevals.errors import CassetteError, ReplayDivergence, StaleCassette, UnrecordedRequest
 from pytest_agentevals.replay import RecordedToolError, Replayer, load_cassette
 from pytest_agentevals.replay import network as guard
@@ -22,6 +23,7 @@ from pytest_agentevals.sim import Reply
 from .. import replay_support as agent
 
 TASK = "Fix the bug in a.txt"
+REREC = "re-record it (pytest --agentevals-record=all, or agentevals record)"
 
 
 @pytest.fixture
@@ -210,6 +212,75 @@ def test_stale_package_versions_fail_when_the_replay_starts(trace: Path) -> None
     with pytest.raises(StaleCassette) as caught:
         Replayer(trace).start()
     assert f"  - package anthropic: recorded with 0.0.1, now {anthropic.__version__}" in str(caught.value)
+
+
+def _other_version(level: str) -> str:
+    """A version of the installed anthropic SDK that differs from it at `level` (an older minor
+    release where there is one)."""
+    major, minor = (int(part) for part in anthropic.__version__.split(".")[:2])
+    if level == "major":
+        return f"{major + 1}.{minor}.0"
+    return f"{major}.{minor - 1 if minor else minor + 1}.0"
+
+
+def test_a_tolerated_package_drift_replays_and_says_so_in_the_report(trace: Path) -> None:
+    older = _other_version("minor")
+    rewrite(trace, lambda events: events[0]["contract"]["packages"].update(anthropic=older))
+    with Replayer(trace, tolerate=tolerances("t", ["packages.anthropic:minor"])) as replay:
+        assert agent.run_agent(agent.client(), TASK) == "Fixed: add() now adds."
+    assert [(d.key, d.recorded, d.now, d.severity) for d in replay.report.tolerated] == [
+        ("packages.anthropic", older, anthropic.__version__, "minor")
+    ]
+    assert replay.report.summary().endswith(
+        "3 of 3 tool calls; no divergence; contract drift tolerated (contract_tolerate): "
+        "packages.anthropic (minor)"
+    )
+    assert (
+        replay.report.text()
+        .splitlines()[3]
+        .startswith(f"  packages.anthropic | {older}   | {anthropic.__version__} | minor (tolerated)")
+    )
+
+
+def test_a_drift_beyond_the_tolerance_is_stale(trace: Path) -> None:
+    newer = _other_version("major")
+    rewrite(trace, lambda events: events[0]["contract"]["packages"].update(anthropic=newer))
+    replay = Replayer(trace, tolerate=tolerances("t", ["packages.anthropic:minor", "python"]))
+    with pytest.raises(StaleCassette) as caught:
+        replay.start()
+    assert f"  - package anthropic: recorded with {newer}, now {anthropic.__version__}\n" in str(caught.value)
+    assert replay.report.tolerated == []
+
+
+def test_a_tolerated_tool_leaves_the_others_in_the_stale_message(trace: Path) -> None:
+    tools = [dict(agent.TOOLS[0], description="Read one file.")]  # read_file changed, write_file gone
+    replay = Replayer(trace, tolerate=tolerances("t", ["tools.read_file"]))
+    with pytest.raises(StaleCassette) as caught, replay:
+        agent.run_agent(agent.client(), TASK, tools=tools)
+    lines = str(caught.value).splitlines()
+    assert lines[1].startswith("  - tool schemas: sha256 ")
+    assert lines[2:] == ["  - tool 'write_file': removed", f"Re-record it: {REREC}"]
+    assert [(d.key, d.severity) for d in replay.report.tolerated] == [("tools.read_file", "changed")]
+
+
+def test_tools_in_another_order_are_stale_whatever_the_tolerances(trace: Path) -> None:
+    replay = Replayer(trace, tolerate=tolerances("t", ["tools.*"]))
+    with pytest.raises(StaleCassette) as caught, replay:
+        agent.run_agent(agent.client(), TASK, tools=agent.TOOLS[::-1])
+    assert "  - tools: the same schemas in another order\n" in str(caught.value)
+
+
+def test_a_tolerated_model_in_a_sequential_replay(trace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(agent, "MODEL", "sim-replay-2")
+    stale = pytest.raises(StaleCassette, match="  - model: recorded 'sim-replay-1', now 'sim-replay-2'")
+    with stale, Replayer(trace, mode="sequential"):
+        agent.run_agent(agent.client(), TASK)
+    with Replayer(trace, mode="sequential", tolerate=tolerances("t", ["model"])) as replay:
+        assert agent.run_agent(agent.client(), TASK) == "Fixed: add() now adds."
+    assert [(d.key, d.recorded, d.now) for d in replay.report.tolerated] == [
+        ("model", "sim-replay-1", "sim-replay-2")
+    ]
+    assert len(replay.report.divergences) == 4  # every request names the other model
 
 
 @pytest.mark.parametrize(

@@ -9,18 +9,20 @@ from typing import Any
 import pytest
 
 from pytest_agentevals import ConfigError, Settings
-from pytest_agentevals.contract import Tolerance, hash_json, tolerances
-from pytest_agentevals.errors import ContractDrift
-from pytest_agentevals.recording.guard import Call
-from pytest_agentevals.resume.contract import (
+from pytest_agentevals.contract import (
     ABSENT,
-    ContractGuard,
+    Tolerance,
     compare,
     enforce,
+    hash_json,
     recorded_contract,
     request_contract,
     severity,
+    tolerances,
 )
+from pytest_agentevals.errors import ContractDrift
+from pytest_agentevals.recording.guard import Call
+from pytest_agentevals.resume.contract_guard import ContractGuard
 from pytest_agentevals.resume.until import Condition
 
 BODY: dict[str, Any] = {

@@ -178,7 +178,7 @@ def test_a_drifted_declared_contract_fails_before_anything_runs(project: pytest.
             assert agentevals_checkpoint.drifts == []
         """
     )
-    result = project.runpytest("-W", "default::pytest_agentevals.resume.session.ContractDriftWarning")
+    result = project.runpytest("-W", "default::pytest_agentevals.contract.ContractDriftWarning")
     result.assert_outcomes(passed=3, errors=1)
     result.stdout.fnmatch_lines(
         [
