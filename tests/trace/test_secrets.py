@@ -801,7 +801,10 @@ def test_values_json_cannot_hold_are_stored_as_documented_and_the_agent_goes_on(
         f"<integer of {huge.bit_length()} bits: {huge:#x}>",
         "<_Unprintable: repr() raised RuntimeError>",
     ]
-    assert events[5]["error"] == {"type": "tests.trace.test_secrets._Mute", "message": "<str() raised ValueError>"}
+    assert events[5]["error"] == {
+        "type": "tests.trace.test_secrets._Mute",
+        "message": "<str() raised ValueError>",
+    }
     assert events[6]["state"] == {"huge": outputs[2], "(1, 2)": "tuple key"}
     assert events[7]["data"] == {"path": "caf\\udce9"}
     assert events[-1]["status"] == "ok"
