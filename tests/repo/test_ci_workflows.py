@@ -8,8 +8,10 @@ import re
 import shlex
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -105,6 +107,65 @@ def test_the_merge_gate_replays_with_no_network_at_all() -> None:
     assert sorted(layers) == ["replay", "step"]
 
 
+def push_job(name: str) -> dict[str, Any]:
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "push.yml").read_text())
+    job: dict[str, Any] = workflow["jobs"][name]
+    return job
+
+
+def scripts(job: dict[str, Any]) -> list[str]:
+    return [step["run"] for step in job["steps"] if "run" in step]
+
+
+def test_the_sdist_and_wheel_are_built_once_and_uploaded() -> None:
+    build = push_job("build")
+    assert "strategy" not in build  # once, whatever the matrix below
+    assert scripts(build)[-1] == "python -m build"
+    upload = [step for step in build["steps"] if step.get("uses", "").startswith("actions/upload-artifact@")]
+    assert [step["with"]["name"] for step in upload] == ["dist"]
+    assert upload[0]["with"]["path"] == "dist/"
+    assert upload[0]["with"]["if-no-files-found"] == "error"  # a build that made nothing fails here
+
+
+def test_the_wheel_cells_cover_each_python_and_both_ends_of_the_pytest_range() -> None:
+    job = push_job("wheel")
+    assert job["needs"] == ["build"]
+    matrix = job["strategy"]["matrix"]
+    pythons = [f"3.{minor}" for minor in range(11, 14)]
+    assert matrix["python"] == pythons
+    # The declared floor, read from pyproject: raising it there without CI following fails here.
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    floor = next(re.fullmatch(r"pytest>=(\d+\.\d+)", dep) for dep in declared if dep.startswith("pytest>="))
+    assert floor is not None
+    # GitHub's expansion: the product of the axes, then each `include` that matches no cell as a cell.
+    cells = [{"python": py, "pytest": pytest} for py in matrix["python"] for pytest in matrix["pytest"]]
+    cells += matrix["include"]
+    assert cells == [
+        *({"python": python, "pytest": "pytest"} for python in pythons),
+        {"python": pythons[0], "pytest": f"pytest=={floor.group(1)}.*"},
+        {"python": pythons[-1], "pytest": "pytest>=0.0.dev0"},
+    ]
+    python = next(step for step in job["steps"] if step.get("uses", "").startswith("actions/setup-python@"))
+    assert python["with"]["python-version"] == "${{ matrix.python }}"
+    assert job["env"]["PYTEST"] == "${{ matrix.pytest }}"
+
+
+def test_the_wheel_cells_test_the_downloaded_wheel_not_the_source_tree() -> None:
+    job = push_job("wheel")
+    uses = [step.get("uses", "").split("@")[0] for step in job["steps"]]
+    download = uses.index("actions/download-artifact")
+    assert job["steps"][download]["with"] == {"name": "dist", "path": "dist/"}
+    assert download < min(i for i, step in enumerate(job["steps"]) if "run" in step)
+    run = scripts(job)
+    assert not [script for script in run if "-e ." in script or "-e '." in script]
+    # The source package goes before anything imports it, so the suite can only find the wheel's.
+    assert run[0] == "rm -r pytest_agentevals"
+    assert run[1] == 'python -m pip install "$(ls dist/*.whl)[test]" "$PYTEST"'
+    assert run[2].startswith('python -c "import pytest_agentevals')
+    assert "'site-packages' in p.__file__" in run[2]
+    assert run[-1].startswith("python -m pytest")
+
+
 def ours(argv: list[str]) -> list[str] | None:
     """The arguments of an `agentevals` or `pytest` command line, with its program first."""
     if argv[:1] == ["agentevals"]:
@@ -143,6 +204,8 @@ def test_every_command_line_parses(command: list[str], tmp_path: Path) -> None:
         try:
             parsed = build_parser().parse_args(args)
         except SystemExit as exc:
+            if exc.code == 0 and args == ["--version"]:
+                return  # answered and exited, as it should
             pytest.fail(f"agentevals {shlex.join(args)}: the parser refused it (exit {exc.code})")
         assert getattr(parsed, "func", None) is not None
         return
