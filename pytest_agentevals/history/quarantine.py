@@ -132,3 +132,13 @@ def load(path: Path) -> Quarantine:
     except yaml.YAMLError as exc:
         raise ConfigError(str(path), f"is not valid YAML ({exc})", "fix its syntax") from None
     return parse(path, data)
+
+
+# What the docs and a user may import from here; the rest is this module's own.
+__all__ = [
+    "REASON_PREFIX",
+    "Entry",
+    "Quarantine",
+    "load",
+    "parse",
+]

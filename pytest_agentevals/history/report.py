@@ -268,3 +268,11 @@ def markdown(report: FlakinessReport) -> str:
         out.append("")
     out.append(f"_Window: {report.window} most recent verdicts per layer._")
     return "\n".join(out) + "\n"
+
+
+# What the docs and a user may import from here; the rest is this module's own.
+__all__ = [
+    "markdown",
+    "text_lines",
+    "to_json",
+]

@@ -112,3 +112,14 @@ def write_report(report: Report, path: str | Path, fmt: str = "html") -> int:
     target.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(target, data)
     return len(data)
+
+
+# What the docs and a user may import from here; the rest is this module's own.
+__all__ = [
+    "FORMATS",
+    "Report",
+    "build_report",
+    "default_title",
+    "trace_files",
+    "write_report",
+]

@@ -280,3 +280,15 @@ def perturbations(
     return st.one_of(
         reordered_tool_results(case, independent), renamed_paths(case), padded_history(case, pad_tokens)
     )
+
+
+# What the docs and a user may import from here; the rest is this module's own.
+__all__ = [
+    "Perturbed",
+    "padded_history",
+    "perturbations",
+    "read_only",
+    "renamed_paths",
+    "reordered_tool_results",
+    "used_paths",
+]
