@@ -1,4 +1,4 @@
-"""`agentevals checkpoint extract|list|show|verify|bless`: checkpoint fixtures from the command line.
+"""`agentevals resume extract|list|show|verify|bless`: checkpoint fixtures from the command line.
 
 - `extract TRACE --at STEP|latest --name NAME`: a fixture from a recorded run's checkpoint at or
   before STEP, scrubbed of secrets, written whole into `<fixtures_dir>/NAME/`;
@@ -34,13 +34,13 @@ from .common import add_format, add_setting, settings_of
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "checkpoint",
+        "resume",
         help="checkpoint fixtures: extract one from a trace, list, show, verify, bless a drift",
         description="Checkpoint fixtures for the resume layer (docs/resume.md): a recorded run's mid-run "
         "state, workspace, environment contract and lineage, booted by @pytest.mark.resume tests. "
         "Exit codes: 0 ok, 1 verify found problems, 2 bad input.",
     )
-    commands = parser.add_subparsers(dest="checkpoint_command", metavar="ACTION", required=True)
+    commands = parser.add_subparsers(dest="resume_command", metavar="ACTION", required=True)
 
     ext = commands.add_parser(
         "extract",
@@ -173,7 +173,7 @@ def run_extract(args: argparse.Namespace) -> int:
         notes.append("with its continuation")
     if redactions:
         notes.append(f"{redactions} secret(s) scrubbed")
-    print(f"agentevals checkpoint: wrote {_shown(fixture.folder)} ({', '.join(notes)})")
+    print(f"agentevals resume: wrote {_shown(fixture.folder)} ({', '.join(notes)})")
     return 0
 
 
@@ -407,7 +407,7 @@ def run_verify(args: argparse.Namespace) -> int:
         print(json.dumps({"ok": ok, "fixtures": results}, indent=2))
         return 0 if ok else 1
     if not results:
-        print(f"agentevals checkpoint verify: no checkpoint fixtures in {_shown(settings.fixtures_dir)}")
+        print(f"agentevals resume verify: no checkpoint fixtures in {_shown(settings.fixtures_dir)}")
     for result in results:
         if result["ok"]:
             drifted = result.get("_drifts") or []
@@ -424,9 +424,9 @@ def run_verify(args: argparse.Namespace) -> int:
     failed = sum(1 for result in results if not result["ok"])
     if failed:
         print(
-            f"agentevals checkpoint verify: {failed} of {len(results)} fixture(s) failed. A changed file: "
+            f"agentevals resume verify: {failed} of {len(results)} fixture(s) failed. A changed file: "
             "restore it or re-extract the fixture; a contract drift: re-extract from a run recorded here, "
-            "or `agentevals checkpoint bless NAME --reason ...`"
+            "or `agentevals resume bless NAME --reason ...`"
         )
     return 0 if ok else 1
 
@@ -473,5 +473,5 @@ def run_bless(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps({"name": fixture.name, "blessed": [d.to_json() for d in drifts]}, indent=2))
     else:
-        print(f"agentevals checkpoint: blessed in {_shown(fixture.folder / MANIFEST)}:\n{table(drifts)}")
+        print(f"agentevals resume: blessed in {_shown(fixture.folder / MANIFEST)}:\n{table(drifts)}")
     return 0

@@ -1,5 +1,5 @@
-"""`agentevals goldens extract TRACE --steps 12,40 --out goldens/x.yaml` (or `--kind ...`): freeze the
-context at those decisions of a recorded run as golden step cases. `agentevals goldens points TRACE`
+"""`agentevals step extract TRACE --steps 12,40 --out goldens/x.yaml` (or `--kind ...`): freeze the
+context at those decisions of a recorded run as golden step cases. `agentevals step points TRACE`
 lists the decision points a trace has."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .common import settings_of
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "goldens",
+        "step",
         help="golden step cases: extract them from a recorded run, list a run's decision points",
         description="Golden step cases for the step layer (pytest -m step).",
     )

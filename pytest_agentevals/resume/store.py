@@ -67,7 +67,7 @@ def locate(name: str | os.PathLike[str], fixtures_dir: Path, rootdir: Path | Non
         raise CheckpointError(
             text,
             f"no such checkpoint fixture in {fixtures_dir} (the fixtures there: {listed})",
-            f"check the name, or extract one: agentevals checkpoint extract TRACE --at STEP --name {text}",
+            f"check the name, or extract one: agentevals resume extract TRACE --at STEP --name {text}",
         )
     return folder
 

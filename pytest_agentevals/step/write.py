@@ -19,7 +19,7 @@ from .store import DecisionStore, store_path, write_store
 from .yamlio import SafeLoader, dump_yaml
 
 HEADER = """\
-# Golden step cases, extracted by `agentevals goldens extract` from {trace}.
+# Golden step cases, extracted by `agentevals step extract` from {trace}.
 # Each case freezes the context at one decision and expects the decision that was recorded there:
 # edit the expectations (matchers, facts, escalation kinds) to say what must hold. See docs/step.md.
 """

@@ -57,7 +57,7 @@ def into_a_closed_pipe(*args: str | Path, cwd: Path) -> subprocess.CompletedProc
     [
         ["show", TRACE],
         ["show", "--json", TRACE],
-        ["goldens", "points", TRACE],
+        ["step", "points", TRACE],
         ["flaky", "report", "--history", "h.sqlite"],
         ["flaky", "check", "--json", "--history", "h.sqlite"],
     ],
