@@ -11,6 +11,7 @@ import os
 import secrets
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CheckpointError
@@ -44,6 +45,29 @@ def incomplete(fixtures_dir: Path) -> list[str]:
         and any(os.scandir(entry.path))
         and not _holds_python(entry.path)
     )
+
+
+@dataclass
+class Survey:
+    """The fixtures folder as `agentevals resume list` shows it: the fixtures that open, the problem
+    of each that does not, and the folders without a manifest."""
+
+    fixtures_dir: Path
+    fixtures: list[Fixture]
+    broken: list[str]
+    incomplete: list[Path]
+
+
+def survey(fixtures_dir: Path) -> Survey:
+    fixtures: list[Fixture] = []
+    broken: list[str] = []
+    for name in names(fixtures_dir):
+        try:
+            fixtures.append(Fixture.open(fixtures_dir / name))
+        except CheckpointError as exc:
+            broken.append(str(exc))
+    unfinished = [fixtures_dir / name for name in incomplete(fixtures_dir)]
+    return Survey(fixtures_dir, fixtures, broken, unfinished)
 
 
 def _holds_python(path: str) -> bool:
