@@ -33,6 +33,15 @@ class Written:
     exchanges: int
 
 
+def default_out(trace: Path, goldens_dir: Path) -> Path:
+    """Where `agentevals step extract` writes a trace's cases without --out: named after the trace."""
+    name = trace.name
+    for suffix in (".trace.jsonl", ".jsonl"):
+        if name.endswith(suffix):
+            return goldens_dir / f"{name[: -len(suffix)]}.yaml"
+    return goldens_dir / f"{trace.stem}.yaml"
+
+
 def write_cases(
     out: Path,
     points: Sequence[DecisionPoint],
