@@ -31,8 +31,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pytest_agentevals as ae
-from pytest_agentevals.cli import scan
 from pytest_agentevals.guards import LoopGuard
+from pytest_agentevals.recording import scan
 from pytest_agentevals.sim import Reply, SimServer
 from pytest_agentevals.trace import streams
 from pytest_agentevals.trace.scrub import NOT_SECRETS, REDACTED, Scrubber, is_secret_header
