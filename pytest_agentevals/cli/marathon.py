@@ -12,7 +12,6 @@ folder of its own.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -138,8 +137,5 @@ def run_merge(args: argparse.Namespace) -> int:
         done = merge(args.inputs, args.out)
     for warning in caught:
         print(f"agentevals marathon merge: warning: {warning.message}", file=sys.stderr)
-    if args.format == "json":
-        print(json.dumps(done.to_json(), indent=2))
-    else:
-        print("\n".join(done.lines()))
+    print(done.text(args.format))
     return 0

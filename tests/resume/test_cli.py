@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 import pytest_agentevals as ae
+from pytest_agentevals.resume import render
+from pytest_agentevals.resume.verify import verify
 
 from ..conftest import make_fake_key, run_agentevals
 from ..resume_support import edit_manifest, record
@@ -207,6 +209,22 @@ def test_verify_passes_then_fails_naming_the_edited_package_version_then_bless_f
     assert history[-1]["changes"][0]["recorded"] == "0.9.1"
     nothing = run_agentevals("resume", "bless", "c", "--reason", "again", cwd=project)
     assert nothing.stdout.strip() == "c: nothing drifted; the manifest is unchanged"
+
+
+def test_the_verify_gate_works_from_plain_python_and_the_command_prints_its_rendering(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extract(project, "--at", "2", "--name", "c")
+    edit_manifest(project / "fixtures" / "c", lambda m: m["contract"].update({"packages.anthropic": "0.9.1"}))
+    monkeypatch.chdir(project)  # paths are shown relative to where the command runs
+    settings = ae.Settings.for_command_line()
+    (check,) = verify(settings)
+    assert (check.name, check.ok) == ("c", False)
+    assert [drift.key for drift in check.drifts or []] == ["packages.anthropic"]
+    for format in ("text", "json"):
+        printed = run_agentevals("resume", "verify", "--format", format, cwd=project)
+        assert printed.returncode == 1
+        assert printed.stdout == render.verified([check], settings.fixtures_dir, format) + "\n"
 
 
 def test_bless_records_a_declared_key(project: Path) -> None:
