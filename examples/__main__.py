@@ -51,7 +51,7 @@ def stages() -> list[list[str]]:
         [*agentevals, "report", str(TRACE), "-o", str(REPORT)],
         [sys.executable, "-m", "pytest", "goldens", "-m", "step", "-q"],
         [sys.executable, "-m", "pytest", "cassettes", "-m", "replay", "-q"],
-        [*agentevals, "checkpoint", "verify"],
+        [*agentevals, "resume", "verify"],
         [sys.executable, "-m", "pytest", "fixtures", "-m", "resume", "-q"],
         [*agentevals, "scan", "cassettes", "goldens", "fixtures"],
         [sys.executable, "-m", "pytest", "marathons", "-m", "marathon", "-q", "--agentevals-rerun-seeds"],

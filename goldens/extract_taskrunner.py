@@ -7,7 +7,7 @@ It records three deterministic runs of examples.taskrunner against the simulated
 with compactions, a run whose model stalls so the watchdog fires, a run that spends its token
 budget) into .agentevals/traces/, then runs, for each, the same extraction as
 
-    agentevals goldens extract TRACE --steps ... --kind ... --out goldens/NAME.yaml
+    agentevals step extract TRACE --steps ... --kind ... --out goldens/NAME.yaml
 
 The expectations were then edited by hand (matchers, facts to keep): this script refuses to
 overwrite existing goldens unless --force, which throws those edits away.

@@ -10,9 +10,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import AgentEvalsError
-from . import flaky, marathon, program, promote, record, replay, report, scan, show
-from . import resume as checkpoint
-from . import step as goldens
+from . import flaky, marathon, program, promote, record, replay, report, resume, scan, show, step
 
 # Each module has `register(subparsers)`, which adds its parser and sets `func` (args -> exit code).
 SUBCOMMANDS: tuple[Any, ...] = (
@@ -20,16 +18,20 @@ SUBCOMMANDS: tuple[Any, ...] = (
     show,
     report,
     flaky,
-    goldens,
+    step,
     replay,
     promote,
-    checkpoint,
+    resume,
     scan,
     marathon,
 )
 # Subcommands that run a program take its words as python does; the value is how many positional
 # arguments of their own come before the program.
 RUNS_A_PROGRAM: dict[str, int] = {"record": 0, "replay": 1}
+# The subcommands' names before each took its layer's word (DESIGN.md, "Module map"): old name -> new.
+# They run the new command, same options and same output, with one line on stderr; they go in the
+# next release. They are rewritten before argparse sees them, so --help lists the new names only.
+DEPRECATED: dict[str, str] = {"goldens": "step", "checkpoint": "resume"}
 
 
 def _build() -> tuple[argparse.ArgumentParser, Any]:
@@ -37,6 +39,8 @@ def _build() -> tuple[argparse.ArgumentParser, Any]:
         prog="agentevals",
         description="The eval pyramid for long-running LLM agents: record runs, read traces, replay "
         "incidents, track flakiness.",
+        epilog="deprecated names, still accepted until the next release: "
+        + ", ".join(f"{old} (now {new})" for old, new in DEPRECATED.items()),
     )
     parser.add_argument("--version", action="version", version=f"agentevals {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -72,9 +76,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def renamed(words: list[str]) -> tuple[list[str], str | None]:
+    """`words` with a deprecated subcommand name replaced by its new one, and the warning to print
+    (None when the words use no old name). Only the subcommand's own word is looked at: the top-level
+    options take no value, so it is the first word that is not an option."""
+    index = next((i for i, word in enumerate(words) if not word.startswith("-")), None)
+    if index is None or words[index] not in DEPRECATED:
+        return words, None
+    old, new = words[index], DEPRECATED[words[index]]
+    warning = (
+        f"agentevals: 'agentevals {old}' is deprecated; use 'agentevals {new}' "
+        "(the old name goes in the next release)"
+    )
+    return [*words[:index], new, *words[index + 1 :]], warning
+
+
 def _run(argv: Sequence[str] | None) -> int:
     parser, subparsers = _build()
-    words = list(sys.argv[1:] if argv is None else argv)
+    words, warning = renamed(list(sys.argv[1:] if argv is None else argv))
+    if warning is not None:
+        print(warning, file=sys.stderr)
     program_words: list[str] | None = None
     index = next((i for i, word in enumerate(words) if not word.startswith("-")), None)
     if index is not None and words[index] in RUNS_A_PROGRAM:

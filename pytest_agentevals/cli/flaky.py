@@ -12,24 +12,18 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import HistoryError
 from ..history import ci_env, quarantine
+from ..history import report as render
 from ..history.analysis import FlakinessReport, analyze
+from ..history.backends import history_of, open_store
 from ..history.budgets import FLAKY_EXIT_CODE
 from ..history.ingest import Ingester, expand
-from ..history.report import markdown, text_lines, to_json
-from ..history.sqlite import SQLiteStore
-from ..settings import Settings
 from ..settings.layers import LAYER_NAMES
 from .common import add_format, add_setting, settings_of
-
-# Where the commit sha came from, by the source of the `sha` setting (else: the CI, or git).
-_SHA_FROM = {"cli": "the option", "pyproject": "[tool.agentevals] sha"}
 
 
 def register(subparsers: Any) -> None:
@@ -102,71 +96,35 @@ def _judging(parser: argparse.ArgumentParser) -> None:
     add_setting(parser, "flaky_budget")
 
 
-def _history(settings: Settings, *, create: bool) -> Path:
-    if settings.history is None:
-        raise HistoryError("the history is off ([tool.agentevals] history = 'off'); give --history PATH")
-    if not create and not settings.history.exists():
-        raise HistoryError(
-            f"{settings.history}: no history there yet; run pytest with the plugin, or "
-            "`agentevals flaky ingest`, first (or give --history PATH)"
-        )
-    return settings.history
-
-
 def run_ingest(args: argparse.Namespace) -> int:
     settings = settings_of(args, args.rootdir)
     paths = expand(args.patterns)
     commit = ci_env.resolve(
         settings.rootdir, os.environ, sha=settings.sha, run_id=settings.run_id, branch=args.branch
     )
-    where = _SHA_FROM.get(settings.sources["sha"], commit.provider)
-    print(
-        f"filing under commit {commit.sha or 'unknown'} (from {where}), run {commit.run_id or 'one per file'}"
-    )
-    if commit.sha is None:
-        print("no commit sha: the attempts are kept but never judged; give --sha")
-    store = SQLiteStore(_history(settings, create=True))
+    print(render.filing(commit, settings.sources["sha"]))
+    store = open_store(history_of(settings, create=True))
     try:
         ingester = Ingester(store, settings.rootdir, say=print)
         summary = ingester.ingest(paths, sha=commit.sha, run_id=commit.run_id, branch=commit.branch)
     finally:
         store.close()
-    print(
-        f"ingested {summary.stored} of {summary.files} files ({summary.attempts} attempts) into "
-        f"{store.location}; {summary.already} already there, {summary.outage_runs} outage runs "
-        f"skipped, {len(summary.errors)} unreadable"
-    )
-    if summary.unlayered:
-        print(
-            f"{len(summary.unlayered)} of the tests carry no layer: the report shows them as (no layer), "
-            "held to no budget; give a test its layer with @pytest.mark.step (or replay, resume, "
-            "marathon) and write the XML from a run with pytest-agentevals installed"
-        )
+    print(render.ingested(summary, store.location))
     return 2 if summary.errors else 0
 
 
 def _analyze(args: argparse.Namespace) -> FlakinessReport:
     settings = settings_of(args)
     quarantined = quarantine.load(settings.quarantine)
-    store = SQLiteStore(_history(settings, create=False))
+    store = open_store(history_of(settings, create=False))
     try:
         return analyze(store, settings.flaky_budget, quarantined, dt.date.today())
     finally:
         store.close()
 
 
-def _print(report: FlakinessReport, format: str, check: dict[str, Any] | None = None) -> None:
-    if format == "json":
-        print(json.dumps({**to_json(report), **({"check": check} if check else {})}, indent=2))
-    elif format == "markdown":
-        print(markdown(report), end="")
-    else:
-        for text, _colour in text_lines(report):
-            print(text)
-
-
 def run_report(args: argparse.Namespace) -> int:
-    _print(_analyze(args), args.format)
+    print(render.rendered(_analyze(args), args.format))
     return 0
 
 
@@ -174,17 +132,5 @@ def run_check(args: argparse.Namespace) -> int:
     report = _analyze(args)
     layers = [name for name in LAYER_NAMES if name in set(args.layer or LAYER_NAMES)]
     breaches = report.layer_breaches(layers) + report.expired_breaches()
-    code = FLAKY_EXIT_CODE if breaches else 0
-    _print(report, args.format, {"layers": layers, "breaches": breaches, "exit_code": code})
-    if args.format == "json":
-        return code
-    bullet = "- " if args.format == "markdown" else ""
-    if args.format == "markdown":
-        print()
-    for line in breaches:
-        print(f"{bullet}BREACH {line}")
-    if breaches:
-        print(f"{bullet}flakiness budget breached: exit code {FLAKY_EXIT_CODE}")
-    else:
-        print(f"{bullet}flakiness within budget")
-    return code
+    print(render.checked(report, args.format, layers, breaches))
+    return FLAKY_EXIT_CODE if breaches else 0

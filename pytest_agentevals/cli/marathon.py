@@ -12,8 +12,6 @@ folder of its own.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -22,8 +20,8 @@ from typing import Any
 from ..errors import MarathonError
 from ..marathon import compare as comparing
 from ..marathon import render, stored
-from ..marathon.merge import gather, merge
-from ..marathon.results import SeedResult, results_in
+from ..marathon.merge import merge
+from ..marathon.results import SeedResult
 from .common import add_format, add_setting, settings_of
 
 BELOW_EXIT = 1  # a verdict below its bar (report), a regression (compare)
@@ -112,56 +110,17 @@ def run_report(args: argparse.Namespace) -> int:
 # -- compare -------------------------------------------------------------------------------------------------
 
 
-def _side(ref: str, pool: list[SeedResult], flag: str) -> tuple[str, list[SeedResult]]:
-    """The runs a REF names: a results file or folder, else a commit, its prefix, a branch or a git ref."""
-    path = Path(ref)
-    if path.exists():
-        runs = [result for result, _ in gather(results_in([path]))[0].values()]
-        return ref, runs
-    commits = {r.commit for r in pool if r.commit}
-    named = {c for c in commits if c == ref or (len(ref) >= 4 and c.startswith(ref))}
-    if not named:
-        named = {r.commit for r in pool if r.commit and r.branch == ref}
-    if not named:
-        sha = _git_sha(ref)
-        named = {c for c in commits if sha is not None and c.split("+", 1)[0] == sha}
-    if not named:
-        raise MarathonError(f"{flag} {ref}: no marathon result names that commit, branch or git ref")
-    if len(named) > 1:
-        raise MarathonError(
-            f"{flag} {ref}: names {len(named)} commits "
-            f"({', '.join(sorted(c[:12] for c in named))}): give one sha"
-        )
-    (commit,) = named
-    return commit[:12], [r for r in pool if r.commit == commit]
-
-
-def _git_sha(ref: str) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return (done.stdout.strip() or None) if done.returncode == 0 else None
-
-
 def run_compare(args: argparse.Namespace) -> int:
     needs_pool = not (Path(args.base).exists() and Path(args.head).exists())
     pool = _load(args) if needs_pool else []
-    base_name, base = _side(args.base, pool, "--base")
-    head_name, head = _side(args.head, pool, "--head")
+    base_name, base = stored.runs_named(args.base, pool, "--base")
+    head_name, head = stored.runs_named(args.head, pool, "--head")
     try:
         comparisons = comparing.compare(base, head)
     except ValueError as exc:
         raise MarathonError(str(exc)) from None
     if args.format == "json":
-        data = {"base": base_name, "head": head_name, "tests": [c.to_json() for c in comparisons]}
-        print(json.dumps(data, indent=2, allow_nan=False))
+        print(comparing.as_json(comparisons, base_name, head_name))
     elif args.format == "markdown":
         print(comparing.markdown(comparisons, base_name, head_name), end="")
     else:
@@ -178,8 +137,5 @@ def run_merge(args: argparse.Namespace) -> int:
         done = merge(args.inputs, args.out)
     for warning in caught:
         print(f"agentevals marathon merge: warning: {warning.message}", file=sys.stderr)
-    if args.format == "json":
-        print(json.dumps(done.to_json(), indent=2))
-    else:
-        print("\n".join(done.lines()))
+    print(done.text(args.format))
     return 0

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
-from ..errors import MarathonError
-from ..marathon import render, stored
-from ..marathon.results import results_in
+from ..marathon import stored
 from ..report import numbers
 from ..report.build import FORMATS, build_report, write_report
-from ..report.verdicts import VerdictRow
 
 DEFAULT_OUTPUT = "report.html"
 
@@ -50,7 +46,7 @@ def register(subparsers: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    verdicts, problems = _marathon_verdicts(args.traces)
+    verdicts, problems = stored.verdict_rows_under(args.traces)
     report = build_report(args.traces, title=args.title, verdicts=verdicts)
     for problem in [*problems, *report.problems]:
         print(f"agentevals report: warning: {problem}", file=sys.stderr)
@@ -64,16 +60,3 @@ def main(args: argparse.Namespace) -> int:
             f"agentevals report: wrote {output} ({runs} run{'s' if runs != 1 else ''}, {numbers.size(size)})"
         )
     return 1 if report.damaged else 0
-
-
-def _marathon_verdicts(paths: list[str]) -> tuple[list[VerdictRow], list[str]]:
-    """The marathon verdicts of the results files under the folders given (a night's artifacts): the
-    page's marathon section. A results file that cannot be read is a warning here, not an error."""
-    folders = [path for path in paths if Path(path).is_dir()]
-    if not folders or not results_in(folders):
-        return [], []
-    try:
-        results, problems = stored.load(folders)
-    except MarathonError as exc:
-        return [], [f"marathon verdicts left out: {exc}"]
-    return render.verdict_rows(stored.verdicts_of(results)), problems

@@ -1,25 +1,24 @@
-"""`agentevals goldens extract TRACE --steps 12,40 --out goldens/x.yaml` (or `--kind ...`): freeze the
-context at those decisions of a recorded run as golden step cases. `agentevals goldens points TRACE`
+"""`agentevals step extract TRACE --steps 12,40 --out goldens/x.yaml` (or `--kind ...`): freeze the
+context at those decisions of a recorded run as golden step cases. `agentevals step points TRACE`
 lists the decision points a trace has."""
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import AgentEvalsError, GoldenError, TraceError
-from ..step.extract import decision_points, extract
+from ..errors import AgentEvalsError
+from ..step import render
+from ..step.extract import extract, points_in
 from ..step.kinds import KIND_NAMES
-from ..step.write import write_cases
-from ..trace.reader import read_trace
+from ..step.write import default_out, write_cases
 from .common import settings_of
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "goldens",
+        "step",
         help="golden step cases: extract them from a recorded run, list a run's decision points",
         description="Golden step cases for the step layer (pytest -m step).",
     )
@@ -77,54 +76,17 @@ def _steps(raw: str) -> tuple[int, ...]:
     return tuple(steps)
 
 
-def _trace_name(trace: Path) -> str:
-    name = trace.name
-    for suffix in (".trace.jsonl", ".jsonl"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return trace.stem
-
-
 def main_extract(args: argparse.Namespace) -> int:
     trace = Path(args.trace)
     if not args.steps and not args.kind:
         raise AgentEvalsError("say which decisions to take: --steps 12,40 and/or --kind tool_choice|...")
     settings = settings_of(args)
-    out = Path(args.out) if args.out else settings.goldens_dir / f"{_trace_name(trace)}.yaml"
+    out = Path(args.out) if args.out else default_out(trace, settings.goldens_dir)
     points = extract(trace, args.steps, args.kind)
-    written = write_cases(out, points, str(trace), args.scenario, args.append)
-    print(f"wrote {len(written.case_ids)} step case(s) to {written.path}:")
-    for case_id, point in zip(written.case_ids, points, strict=True):
-        print(f"  {case_id}  ({point.kind}, from line {point.line}: {point.what})")
-    if written.exchanges:
-        print(f"seeded {written.store} with their recorded model exchanges ({written.exchanges} in all)")
-    print(f"edit the expectations, then run: pytest {written.path} -m step")
+    print(render.written(write_cases(out, points, str(trace), args.scenario, args.append), points))
     return 0
 
 
 def main_points(args: argparse.Namespace) -> int:
-    try:
-        events = read_trace(args.trace)
-    except TraceError as exc:
-        raise GoldenError(
-            args.trace, f"cannot be read: {exc}", "give a trace recorded by agentevals"
-        ) from None
-    points = decision_points(events)
-    if not points:
-        print(f"{args.trace}: no decision points")
-        return 0
-    print(f"{'step':>5}  {'kind':<12} {'line':>5}  what")
-    for point in points:
-        print(f"{point.step:>5}  {point.kind:<12} {point.line:>5}  {point.what}: {_decision_line(point)}")
+    print(render.points_table(args.trace, points_in(args.trace)))
     return 0
-
-
-def _decision_line(point: Any) -> str:
-    decision = point.decision
-    if decision.tool_calls:
-        return ", ".join(f"{call.name}({json.dumps(dict(call.input))[:60]})" for call in decision.tool_calls)
-    if decision.escalation is not None:
-        return f"{decision.escalation.action} ({decision.escalation.kind})"
-    if point.kind == "escalation":
-        return "carried on (no escalation)"
-    return repr(decision.summary_text[:60])

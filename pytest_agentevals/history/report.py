@@ -1,13 +1,18 @@
-"""A flakiness report as terminal lines, as JSON, and as Markdown for a CI job summary."""
+"""A flakiness report as terminal lines, as JSON, and as Markdown for a CI job summary; and what
+`agentevals flaky ingest | report | check` print around it."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..settings.layers import LAYER_NAMES
 from .analysis import FlakinessReport, LayerReport
-from .budgets import BREACH, NO_BUDGET, NOT_ENOUGH_DATA, OK, WARN
+from .budgets import BREACH, FLAKY_EXIT_CODE, NO_BUDGET, NOT_ENOUGH_DATA, OK, WARN
+from .ci_env import Commit
+from .ingest import IngestSummary
 
 Line = tuple[str, str | None]  # text, and a colour for a terminal: "red", "yellow", "green" or None
 
@@ -270,9 +275,73 @@ def markdown(report: FlakinessReport) -> str:
     return "\n".join(out) + "\n"
 
 
+# -- what `agentevals flaky` prints (each without its last newline) -----------------------------------------
+
+
+def rendered(report: FlakinessReport, format: str, check: dict[str, Any] | None = None) -> str:
+    """The report in `format` (text, json or markdown); a check's verdict goes inside the JSON."""
+    if format == "json":
+        return json.dumps({**to_json(report), **({"check": check} if check else {})}, indent=2)
+    if format == "markdown":
+        return markdown(report).removesuffix("\n")
+    return "\n".join(text for text, _colour in text_lines(report))
+
+
+def checked(report: FlakinessReport, format: str, layers: Sequence[str], breaches: Sequence[str]) -> str:
+    """The report, then each breach of the `layers` judged and the verdict: a CI step's output."""
+    code = FLAKY_EXIT_CODE if breaches else 0
+    out = rendered(report, format, {"layers": list(layers), "breaches": list(breaches), "exit_code": code})
+    if format == "json":
+        return out
+    bullet = "- " if format == "markdown" else ""
+    lines = [out, ""] if format == "markdown" else [out]
+    lines += [f"{bullet}BREACH {line}" for line in breaches]
+    if breaches:
+        lines.append(f"{bullet}flakiness budget breached: exit code {FLAKY_EXIT_CODE}")
+    else:
+        lines.append(f"{bullet}flakiness within budget")
+    return "\n".join(lines)
+
+
+# Where the commit sha came from, by the source of the `sha` setting (else: the CI, or git).
+_SHA_FROM = {"cli": "the option", "pyproject": "[tool.agentevals] sha"}
+
+
+def filing(commit: Commit, sha_source: str) -> str:
+    """Which commit and run ingested files are filed under, and where the sha came from (`sha_source`:
+    the `sha` setting's source)."""
+    where = _SHA_FROM.get(sha_source, commit.provider)
+    lines = [
+        f"filing under commit {commit.sha or 'unknown'} (from {where}), run {commit.run_id or 'one per file'}"
+    ]
+    if commit.sha is None:
+        lines.append("no commit sha: the attempts are kept but never judged; give --sha")
+    return "\n".join(lines)
+
+
+def ingested(summary: IngestSummary, location: str) -> str:
+    """What an ingest stored into the history at `location`, and what it could not judge."""
+    lines = [
+        f"ingested {summary.stored} of {summary.files} files ({summary.attempts} attempts) into "
+        f"{location}; {summary.already} already there, {summary.outage_runs} outage runs "
+        f"skipped, {len(summary.errors)} unreadable"
+    ]
+    if summary.unlayered:
+        lines.append(
+            f"{len(summary.unlayered)} of the tests carry no layer: the report shows them as (no layer), "
+            "held to no budget; give a test its layer with @pytest.mark.step (or replay, resume, "
+            "marathon) and write the XML from a run with pytest-agentevals installed"
+        )
+    return "\n".join(lines)
+
+
 # What the docs and a user may import from here; the rest is this module's own.
 __all__ = [
+    "checked",
+    "filing",
+    "ingested",
     "markdown",
+    "rendered",
     "text_lines",
     "to_json",
 ]

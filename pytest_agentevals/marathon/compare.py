@@ -13,6 +13,7 @@ errors of the differences: 80% power at the 5% level).
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -245,6 +246,12 @@ def text(comparisons: Sequence[Comparison], base: str, head: str) -> str:
             )
         lines.append("")
     return "\n".join(lines).rstrip()
+
+
+def as_json(comparisons: Sequence[Comparison], base: str, head: str) -> str:
+    """One JSON object: the two sides' names and each test's comparison (no NaN: JSON has none)."""
+    data = {"base": base, "head": head, "tests": [c.to_json() for c in comparisons]}
+    return json.dumps(data, indent=2, allow_nan=False)
 
 
 def markdown(comparisons: Sequence[Comparison], base: str, head: str) -> str:

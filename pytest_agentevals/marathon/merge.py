@@ -58,6 +58,10 @@ class Merged:
             "missing_traces": self.missing_traces,
         }
 
+    def text(self, format: str) -> str:
+        """What `agentevals marathon merge` prints: the lines above, or one JSON object."""
+        return json.dumps(self.to_json(), indent=2) if format == "json" else "\n".join(self.lines())
+
 
 def merge(inputs: Sequence[str | Path], out: str | Path) -> Merged:
     out = Path(out)

@@ -1,18 +1,27 @@
 """Running a user's program the way `python script.py args` or `python -m module args` runs it.
 
-`agentevals record` and `agentevals replay` run one inside a recorder or a replay; what a program
+`agentevals record` runs one inside a recorder (`record_program`), `agentevals replay` inside a
+replay (`replay/program.py`); what a program
 is (`Program`) and which recorded program a replay may start again (`allowed`) are in
 `settings/argv.py`.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import runpy
 import sys
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import AgentEvalsError
+from ..errors import AgentEvalsError, RunStopped
+from ..settings import Settings
 from ..settings.argv import Program
+from ..trace.summary import TraceSummary, summarize
+from .factory import recorder_for
+from .guard import Guard
 
 
 def run(program: Program, root: Path | None = None) -> int:
@@ -53,3 +62,90 @@ def exit_code(exc: SystemExit) -> int:
         return exc.code
     print(exc.code, file=sys.stderr)
     return 1
+
+
+# The exit codes of a recorded run that did not end as its program said: a guard stopped it, one of
+# our errors (a model with no price under a cost budget, an unreadable ledger), an interrupt.
+STOPPED = 3
+OUR_ERROR = 2
+INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """How a recorded program ended: its exit code, why a guard stopped it (`stopped`), one of our
+    errors (`error`), the program's own traceback (`crash`), and the summary of the trace written."""
+
+    code: int
+    output: Path
+    summary: TraceSummary
+    stopped: str | None = None
+    error: str | None = None
+    crash: str | None = None
+
+    def text(self) -> str:
+        """What a person reads after the program's own output (on stderr): why it stopped, if it did,
+        and the trace written."""
+        lines = []
+        if self.stopped is not None:
+            lines.append(f"agentevals record: {self.stopped}")
+        if self.error is not None:
+            lines.append(f"agentevals record: error: {self.error}")
+        if self.crash is not None:
+            lines.append(self.crash.rstrip("\n"))
+        s = self.summary
+        lines.append(
+            f"agentevals record: wrote {self.output} ({s.steps} steps, ended {s.status}, "
+            f"${s.cost_usd:.4f}); `agentevals show {self.output}` tells more"
+        )
+        return "\n".join(lines)
+
+
+def default_output(program: Program, settings: Settings) -> Path:
+    """A new trace under `trace_dir`, named after the program and the time."""
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return settings.trace_dir / f"{program.stem}-{stamp}.trace.jsonl"
+
+
+def new_trace(output: Path) -> Path:
+    """`output`, unless a file is there already."""
+    if output.exists():
+        # Appending a second run to a trace would corrupt it; overwriting would lose the first.
+        raise AgentEvalsError(f"{output} exists; choose another -o or move it away")
+    return output
+
+
+def record_program(
+    program: Program,
+    output: Path,
+    settings: Settings,
+    *,
+    agent: str | None = None,
+    seed: int | None = None,
+    guards: Sequence[Guard] = (),
+) -> RecordedRun:
+    """Run `program` in this process with recording on, into a new trace at `output` (its task: the
+    program's argv), with `guards` deciding before each model call. The trace is written whatever
+    the program does; only an existing `output` raises (nothing is run)."""
+    new_trace(output)
+    recorder = recorder_for(
+        output, settings, agent=agent or program.stem, seed=seed, task={"argv": program.argv}, guards=guards
+    )
+    stopped = error = crash = None
+    try:
+        with recorder:
+            code = run(program)
+            if recorder.status is None:  # the program may have said how its run ended
+                recorder.end("ok" if code == 0 else "failed")
+    except KeyboardInterrupt:
+        code = INTERRUPTED
+    except RunStopped as exc:
+        # A guard stopped the run (or refused to start it): said plainly, not as a traceback.
+        stopped, code = str(exc), STOPPED
+    except AgentEvalsError as exc:
+        # Ours: the message is the fix.
+        error, code = str(exc), OUR_ERROR
+    except Exception:
+        # The program's own failure: shown as python shows it; the trace keeps it too.
+        crash, code = traceback.format_exc(), 1
+    return RecordedRun(code, output, summarize(output), stopped, error, crash)

@@ -47,7 +47,7 @@ MAX_JSON_BYTES = 64 * 1024 * 1024  # a manifest, a state or an index larger than
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 NAME_RULE = "letters, digits, '-', '_' and '.', starting with a letter or digit"
 UPGRADE = "upgrade pytest-agentevals (pip install -U pytest-agentevals)"
-REEXTRACT = "re-extract it: agentevals checkpoint extract TRACE --at STEP --name {name} --force"
+REEXTRACT = "re-extract it: agentevals resume extract TRACE --at STEP --name {name} --force"
 
 
 def check_name(name: str, where: str = "--name") -> str:
@@ -201,7 +201,7 @@ class Fixture:
             raise CheckpointError(
                 self.where,
                 "holds no recorded continuation, so it cannot be resumed in replayed mode",
-                f"re-extract it with --continuation (agentevals checkpoint extract TRACE --at STEP --name "
+                f"re-extract it with --continuation (agentevals resume extract TRACE --at STEP --name "
                 f"{self.name} --continuation --force), or resume it live",
             )
         return self.file(CONTINUATION)

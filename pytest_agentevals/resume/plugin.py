@@ -103,7 +103,7 @@ class ResumeLayer:
             raise AgentEvalsError(
                 f"{item.nodeid}: agentevals_checkpoint boots a checkpoint fixture: mark the test "
                 '@pytest.mark.resume("NAME") with the name of a folder under '
-                f"{self.settings.fixtures_dir.name}/ (agentevals checkpoint list shows them)"
+                f"{self.settings.fixtures_dir.name}/ (agentevals resume list shows them)"
             )
         if "agentevals_recorder" in request.fixturenames:
             raise AgentEvalsError(

@@ -1,6 +1,6 @@
 """A recorded run's checkpoint: the events up to it, its state, its workspace as entries, its lineage.
 
-Shared by `agentevals checkpoint extract` (which makes a fixture of it) and `resume_point_from_trace`
+Shared by `agentevals resume extract` (which makes a fixture of it) and `resume_point_from_trace`
 (which boots from it directly, as the marathon layer's supervisor does for a crashed seed).
 """
 

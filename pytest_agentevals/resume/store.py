@@ -11,6 +11,7 @@ import os
 import secrets
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CheckpointError
@@ -46,6 +47,29 @@ def incomplete(fixtures_dir: Path) -> list[str]:
     )
 
 
+@dataclass
+class Survey:
+    """The fixtures folder as `agentevals resume list` shows it: the fixtures that open, the problem
+    of each that does not, and the folders without a manifest."""
+
+    fixtures_dir: Path
+    fixtures: list[Fixture]
+    broken: list[str]
+    incomplete: list[Path]
+
+
+def survey(fixtures_dir: Path) -> Survey:
+    fixtures: list[Fixture] = []
+    broken: list[str] = []
+    for name in names(fixtures_dir):
+        try:
+            fixtures.append(Fixture.open(fixtures_dir / name))
+        except CheckpointError as exc:
+            broken.append(str(exc))
+    unfinished = [fixtures_dir / name for name in incomplete(fixtures_dir)]
+    return Survey(fixtures_dir, fixtures, broken, unfinished)
+
+
 def _holds_python(path: str) -> bool:
     return any(name.endswith(".py") for name in os.listdir(path))
 
@@ -67,7 +91,7 @@ def locate(name: str | os.PathLike[str], fixtures_dir: Path, rootdir: Path | Non
         raise CheckpointError(
             text,
             f"no such checkpoint fixture in {fixtures_dir} (the fixtures there: {listed})",
-            f"check the name, or extract one: agentevals checkpoint extract TRACE --at STEP --name {text}",
+            f"check the name, or extract one: agentevals resume extract TRACE --at STEP --name {text}",
         )
     return folder
 

@@ -250,18 +250,23 @@ def select(
     ]
 
 
-def extract(trace: str | Path, steps: Iterable[int] = (), kinds: Iterable[str] = ()) -> list[DecisionPoint]:
-    """The chosen decision points of a recorded run. Raises GoldenError when none match."""
-    unknown = [kind for kind in kinds if kind not in KIND_NAMES]
-    if unknown:
-        raise GoldenError("--kind", f"{unknown[0]!r} is not a kind", "use one of: " + ", ".join(KIND_NAMES))
+def points_in(trace: str | Path) -> list[DecisionPoint]:
+    """Every decision point of a recorded run. Raises GoldenError when it cannot be read."""
     try:
         events = read_trace(trace)
     except TraceError as exc:
         raise GoldenError(
             str(trace), f"cannot be read: {exc}", "give a trace recorded by agentevals"
         ) from None
-    points = decision_points(events)
+    return decision_points(events)
+
+
+def extract(trace: str | Path, steps: Iterable[int] = (), kinds: Iterable[str] = ()) -> list[DecisionPoint]:
+    """The chosen decision points of a recorded run. Raises GoldenError when none match."""
+    unknown = [kind for kind in kinds if kind not in KIND_NAMES]
+    if unknown:
+        raise GoldenError("--kind", f"{unknown[0]!r} is not a kind", "use one of: " + ", ".join(KIND_NAMES))
+    points = points_in(trace)
     chosen = select(points, steps, kinds)
     if not chosen:
         found = ", ".join(f"{p.step} ({p.kind})" for p in points[:40]) or "none"

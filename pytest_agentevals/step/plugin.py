@@ -34,7 +34,7 @@ NO_DECIDE = (
     "agentevals: no agentevals_decide fixture for this step case. Define one in a conftest.py beside "
     "your goldens (e.g. goldens/conftest.py) that returns decide(case) -> the agent's decision: one "
     "model call through your own harness for case.messages, or a harness decision for case.state. "
-    "See docs/step-layer.md."
+    "See docs/step.md."
 )
 
 

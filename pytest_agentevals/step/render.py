@@ -1,14 +1,18 @@
-"""A failing case as a person reads it: the expectation and the decision side by side, by field."""
+"""The step layer as a person reads it: a failing case (the expectation and the decision side by side,
+by field), a recorded run's decision points, and the cases `agentevals step extract` wrote."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from collections.abc import Sequence
 from dataclasses import replace
 
 from ..trace.scrub import Scrubber
 from .expectation import Outcome
+from .extract import DecisionPoint
 from .matchers import Row
+from .write import Written
 
 FIELD_WIDTH = 22
 VALUE_WIDTH = 44
@@ -72,3 +76,40 @@ def explain(label: str, kind: str, outcome: Outcome) -> str:
     if outcome.detail:
         parts.append(textwrap.indent(scrub(outcome.detail), "  "))
     return "\n".join(parts)
+
+
+# -- extraction ---------------------------------------------------------------------------------------
+
+
+def written(done: Written, points: Sequence[DecisionPoint]) -> str:
+    """What `extract` wrote: each case with the decision it froze, the seeded exchanges, what next."""
+    lines = [f"wrote {len(done.case_ids)} step case(s) to {done.path}:"]
+    for case_id, point in zip(done.case_ids, points, strict=True):
+        lines.append(f"  {case_id}  ({point.kind}, from line {point.line}: {point.what})")
+    if done.exchanges:
+        lines.append(f"seeded {done.store} with their recorded model exchanges ({done.exchanges} in all)")
+    lines.append(f"edit the expectations, then run: pytest {done.path} -m step")
+    return "\n".join(lines)
+
+
+def points_table(trace: str, points: Sequence[DecisionPoint]) -> str:
+    """A recorded run's decision points, one a line: step, kind, line in the trace, the decision."""
+    if not points:
+        return f"{trace}: no decision points"
+    lines = [f"{'step':>5}  {'kind':<12} {'line':>5}  what"]
+    for point in points:
+        lines.append(
+            f"{point.step:>5}  {point.kind:<12} {point.line:>5}  {point.what}: {_decision_line(point)}"
+        )
+    return "\n".join(lines)
+
+
+def _decision_line(point: DecisionPoint) -> str:
+    decision = point.decision
+    if decision.tool_calls:
+        return ", ".join(f"{call.name}({json.dumps(dict(call.input))[:60]})" for call in decision.tool_calls)
+    if decision.escalation is not None:
+        return f"{decision.escalation.action} ({decision.escalation.kind})"
+    if point.kind == "escalation":
+        return "carried on (no escalation)"
+    return repr(decision.summary_text[:60])

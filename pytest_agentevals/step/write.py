@@ -19,9 +19,9 @@ from .store import DecisionStore, store_path, write_store
 from .yamlio import SafeLoader, dump_yaml
 
 HEADER = """\
-# Golden step cases, extracted by `agentevals goldens extract` from {trace}.
+# Golden step cases, extracted by `agentevals step extract` from {trace}.
 # Each case freezes the context at one decision and expects the decision that was recorded there:
-# edit the expectations (matchers, facts, escalation kinds) to say what must hold. See docs/step-layer.md.
+# edit the expectations (matchers, facts, escalation kinds) to say what must hold. See docs/step.md.
 """
 
 
@@ -31,6 +31,15 @@ class Written:
     case_ids: list[str]
     store: Path
     exchanges: int
+
+
+def default_out(trace: Path, goldens_dir: Path) -> Path:
+    """Where `agentevals step extract` writes a trace's cases without --out: named after the trace."""
+    name = trace.name
+    for suffix in (".trace.jsonl", ".jsonl"):
+        if name.endswith(suffix):
+            return goldens_dir / f"{name[: -len(suffix)]}.yaml"
+    return goldens_dir / f"{trace.stem}.yaml"
 
 
 def write_cases(

@@ -4,6 +4,7 @@ convention, and help text on every subcommand and option."""
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import subprocess
@@ -18,6 +19,8 @@ from pytest_agentevals.history.sqlite import SQLiteStore
 
 from ..conftest import REPO
 from ..conftest import run_agentevals as agentevals
+
+CLI = REPO / "pytest_agentevals" / "cli"
 
 TRACE = REPO / "cassettes" / "taskrunner-3-tasks.trace.jsonl"
 
@@ -57,7 +60,7 @@ def into_a_closed_pipe(*args: str | Path, cwd: Path) -> subprocess.CompletedProc
     [
         ["show", TRACE],
         ["show", "--json", TRACE],
-        ["goldens", "points", TRACE],
+        ["step", "points", TRACE],
         ["flaky", "report", "--history", "h.sqlite"],
         ["flaky", "check", "--json", "--history", "h.sqlite"],
     ],
@@ -134,3 +137,23 @@ def test_show_format_json(tmp_path: Path) -> None:
     result = agentevals("show", "--format", "json", TRACE, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["model_calls"] > 0
+
+
+def rendering_imports(path: Path) -> set[str]:
+    """The modules a file imports that build output of an engine's result: JSON documents, tracebacks."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module)
+    return found & {"json", "traceback"}
+
+
+def test_the_command_parses_calls_and_prints_what_an_engine_rendered() -> None:
+    # DESIGN.md: one renderer per engine. A subcommand that dumps JSON or formats a traceback itself
+    # is rendering an engine's result; that belongs to the engine's package (render.py, report.py,
+    # or the result's own text()), where plain Python gets it too.
+    found = {path.name: sorted(rendering_imports(path)) for path in sorted(CLI.glob("*.py"))}
+    assert {name: imports for name, imports in found.items() if imports} == {}
+    assert rendering_imports(REPO / "pytest_agentevals" / "marathon" / "merge.py") == {"json"}  # it sees

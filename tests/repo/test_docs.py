@@ -57,11 +57,9 @@ def test_toml_examples_are_valid_settings(document: Path, tmp_path: Path) -> Non
             pytest.fail(f"the settings at {document.name}:{line} are wrong: {exc}")
 
 
-def test_flakiness_doc_gives_the_sha_precedence_the_code_has(tmp_path: Path) -> None:
+def test_history_doc_gives_the_sha_precedence_the_code_has(tmp_path: Path) -> None:
     row = next(
-        line
-        for line in (REPO / "docs" / "flakiness.md").read_text().splitlines()
-        if line.startswith("| sha ")
+        line for line in (REPO / "docs" / "history.md").read_text().splitlines() if line.startswith("| sha ")
     )
     said = [row.index(source) for source in ("--agentevals-sha", "CI", "git")]
     assert said == sorted(said), row  # the option first, then the CI, then git
@@ -71,7 +69,7 @@ def test_flakiness_doc_gives_the_sha_precedence_the_code_has(tmp_path: Path) -> 
 
 
 def test_the_step_guide_says_its_outside_pytest_snippet_needs_the_repository_root() -> None:
-    text = (REPO / "docs" / "step-layer.md").read_text()
+    text = (REPO / "docs" / "step.md").read_text()
     start = text.index("The same check works outside pytest")
     lead_in = " ".join(text[start : text.index("from pytest_agentevals.step", start)].split())
     assert "import examples" in lead_in  # the snippet imports the example agent's package...

@@ -223,7 +223,7 @@ def test_a_changed_file_is_refused_naming_it(fixture_dir: Path, tmp_path: Path) 
     archive = fixture_dir / "workspace.tar"
     archive.write_bytes(archive.read_bytes().replace(b"task 1 done", b"task 1 DONE"))
     restore_refused(fixture_dir, tmp_path, "'done/task1.txt' was tampered with")
-    result = run_agentevals("checkpoint", "verify", "--fixtures-dir", fixture_dir.parent, cwd=tmp_path)
+    result = run_agentevals("resume", "verify", "--fixtures-dir", fixture_dir.parent, cwd=tmp_path)
     assert result.returncode == 1
     assert "workspace.tar was changed after extraction" in result.stdout
     assert "state.json was changed after extraction" in result.stdout
@@ -233,7 +233,7 @@ def test_a_missing_manifest_says_the_fixture_is_not_whole(fixture_dir: Path) -> 
     (fixture_dir / "manifest.json").unlink()
     with pytest.raises(CheckpointError, match=r"has no manifest.json: it is not a whole fixture") as raised:
         Fixture.open(fixture_dir)
-    assert "agentevals checkpoint extract" in str(raised.value)
+    assert "agentevals resume extract" in str(raised.value)
 
 
 def test_a_newer_format_says_upgrade(fixture_dir: Path) -> None:
@@ -285,14 +285,14 @@ def test_verify_names_the_member_and_exits_1(fixture_dir: Path, tmp_path: Path) 
             )
         ],
     )
-    result = run_agentevals("checkpoint", "verify", "--fixtures-dir", fixture_dir.parent, cwd=tmp_path)
+    result = run_agentevals("resume", "verify", "--fixtures-dir", fixture_dir.parent, cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FAILED" in result.stdout
     assert "workspace entry 'pipe' is a fifo" in result.stdout
     assert (
         json.loads(
             run_agentevals(
-                "checkpoint", "verify", "--json", "--fixtures-dir", fixture_dir.parent, cwd=tmp_path
+                "resume", "verify", "--json", "--fixtures-dir", fixture_dir.parent, cwd=tmp_path
             ).stdout
         )["ok"]
         is False

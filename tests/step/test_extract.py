@@ -1,4 +1,4 @@
-"""`agentevals goldens extract|points` on a recorded run: decision points found, contexts frozen, the
+"""`agentevals step extract|points` on a recorded run: decision points found, contexts frozen, the
 recorded decisions seeded, and the extracted cases passing offline at once."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_points_lists_every_decision(trace: Path, tmp_path: Path) -> None:
-    done = agentevals("goldens", "points", trace, cwd=tmp_path)
+    done = agentevals("step", "points", trace, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     rows = [line.split()[:2] for line in done.stdout.splitlines()[1:]]
     assert rows == [
@@ -80,7 +80,7 @@ def test_points_lists_every_decision(trace: Path, tmp_path: Path) -> None:
 def test_extract_freezes_contexts_and_seeds_the_recorded_decisions(trace: Path, tmp_path: Path) -> None:
     out = tmp_path / "goldens" / "fix.yaml"
     done = agentevals(
-        "goldens",
+        "step",
         "extract",
         trace,
         "--steps",
@@ -124,7 +124,7 @@ def test_extracted_cases_pass_offline_through_the_users_harness(
     trace: Path, pytester: pytest.Pytester
 ) -> None:
     out = pytester.path / "goldens" / "fix.yaml"
-    done = agentevals("goldens", "extract", trace, "--steps", "1-3", "--out", out, cwd=pytester.path)
+    done = agentevals("step", "extract", trace, "--steps", "1-3", "--out", out, cwd=pytester.path)
     assert done.returncode == 0, done.stderr
     (pytester.path / "goldens" / "conftest.py").write_text(
         f"""
@@ -148,26 +148,24 @@ def agentevals_decide():
 
 
 def test_asking_for_nothing_there_lists_what_is(trace: Path, tmp_path: Path) -> None:
-    done = agentevals(
-        "goldens", "extract", trace, "--steps", "40", "--out", tmp_path / "x.yaml", cwd=tmp_path
-    )
+    done = agentevals("step", "extract", trace, "--steps", "40", "--out", tmp_path / "x.yaml", cwd=tmp_path)
     assert done.returncode == 2
     assert "has no decision point at the steps and kinds asked for" in done.stderr
     assert "its decision points are at steps: 1 (tool_choice), 2 (trajectory), 3 (compaction)" in done.stderr
-    nothing = agentevals("goldens", "extract", trace, cwd=tmp_path)
+    nothing = agentevals("step", "extract", trace, cwd=tmp_path)
     assert nothing.returncode == 2
     assert "say which decisions to take: --steps 12,40 and/or --kind" in nothing.stderr
 
 
 def test_an_existing_file_needs_append(trace: Path, tmp_path: Path) -> None:
     out = tmp_path / "goldens" / "fix.yaml"
-    assert agentevals("goldens", "extract", trace, "--steps", "1", "--out", out, cwd=tmp_path).returncode == 0
-    again = agentevals("goldens", "extract", trace, "--steps", "1", "--out", out, cwd=tmp_path)
+    assert agentevals("step", "extract", trace, "--steps", "1", "--out", out, cwd=tmp_path).returncode == 0
+    again = agentevals("step", "extract", trace, "--steps", "1", "--out", out, cwd=tmp_path)
     assert again.returncode == 2
     assert "exists already (pass --append to add the cases to it" in again.stderr
     out.write_text(out.read_text().replace("scenario: fix", "# hand edit\nscenario: fix"))
     everything = agentevals(
-        "goldens",
+        "step",
         "extract",
         trace,
         "--kind",

@@ -1,0 +1,108 @@
+"""Replaying a program (`agentevals replay TRACE script.py [args]`): the program runs in this process
+with the recorded model and tool responses, through the same `ReplaySession` as a pytest replay,
+and, when asked, its replayed run is recorded into a trace of its own."""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import AgentEvalsError, ReplayDivergence, StaleCassette, UnrecordedRequest
+from ..recording import program as programs
+from ..recording.factory import recorder_for
+from ..settings import Settings
+from ..settings.argv import Program
+from .loader import load_cassette
+from .report import ReplayReport
+from .session import ReplaySession
+
+# A run that diverged (or met a request it cannot answer) exits 1, like a failing test.
+DIVERGED = 1
+INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class ProgramReplay:
+    """How a replayed program ended: its exit code (DIVERGED when the replay failed it), the error
+    that failed the replay, the program's own traceback when it crashed, what the replay served, and
+    the trace the replayed run was recorded into."""
+
+    code: int
+    failure: str | None = None
+    crash: str | None = None
+    report: ReplayReport | None = None
+    output: Path | None = None
+
+    def text(self) -> str:
+        """What a person reads after the program's own output (on stderr): how it failed, the replay's
+        report, where the replayed run went. Empty when there is nothing to say."""
+        lines = []
+        if self.failure is not None:
+            lines.append(f"agentevals replay: {self.failure}")
+        if self.crash is not None:
+            lines.append(self.crash.rstrip("\n"))
+        if self.report is not None:
+            lines.append(self.report.text())
+        if self.output is not None:
+            lines.append(f"agentevals replay: wrote {self.output}")
+        return "\n".join(lines)
+
+
+def replay_program(
+    program: Program,
+    trace: str,
+    settings: Settings,
+    *,
+    from_step: int | None = None,
+    output: Path | None = None,
+    check_contract: bool = True,
+) -> ProgramReplay:
+    """Run `program` against the recorded run `trace` (from the checkpoint at or before `from_step`
+    when given). A divergence, an unrecorded request or a stale cassette ends it with DIVERGED; the
+    program's own exception with 1 and its traceback; a bad cassette or option raises."""
+    if output is not None and output.exists():
+        # Appending a second run to a trace would corrupt it; overwriting would lose the first.
+        raise AgentEvalsError(f"{output} exists; choose another -o or move it away")
+    session = ReplaySession(
+        settings,
+        name=trace,
+        agent=program.stem,
+        record_hint="record it: pytest --agentevals-record=once, or `agentevals record`; or check the name",
+        rerecord=f"agentevals record -o NEW.trace.jsonl {program.command}",
+        check_contract=check_contract,
+    )
+    cassette = load_cassette(trace, from_step)
+    # The replayed run's own trace sees the replayed exchanges: its recorder starts first.
+    recorder = (
+        recorder_for(output, settings, agent=program.stem, task=cassette.task) if output is not None else None
+    )
+    code = 0
+    failure = crash = None
+    try:
+        if recorder is not None:
+            recorder.start()
+        try:
+            session.start(cassette)
+            try:
+                code = programs.run(program)
+            except BaseException as exc:
+                session.finish(exc)
+                raise
+            session.finish(None)
+        finally:
+            session.close()
+            if recorder is not None:
+                recorder.stop(status="ok" if code == 0 else "failed")
+    except (ReplayDivergence, UnrecordedRequest, StaleCassette) as exc:
+        failure = f"{type(exc).__name__}: {exc}"
+        code = DIVERGED
+    except AgentEvalsError:
+        raise
+    except KeyboardInterrupt:
+        code = INTERRUPTED
+    except Exception:
+        crash = traceback.format_exc()  # the program's own failure, as python shows it
+        code = 1
+    report = session.replayer.report if session.replayer is not None else None
+    return ProgramReplay(code, failure, crash, report, output)

@@ -1,0 +1,42 @@
+"""A trace's summary as a person reads it: the ten-second view `agentevals show` prints first."""
+
+from __future__ import annotations
+
+from .summary import TraceSummary
+
+
+def summary_text(s: TraceSummary) -> str:
+    """The summary, a line per aspect: the file, the run, how it ended, calls, tokens, cost, harness
+    events, verifications, and the problems found in the file."""
+    tokens = s.tokens
+    verifications = s.verifications_passed + s.verifications_failed
+    progress = f", progress {s.last_progress:.0%}" if s.last_progress is not None else ""
+    tools = ", ".join(f"{name} {count}" for name, count in list(s.tools.items())[:6]) or "none"
+    lines = [
+        f"trace      {s.path} ({_size(s.bytes)})",
+        f"run        {s.run_id} · agent {s.agent} · seed {s.seed} · started {s.started_at}",
+        f"ended      {s.status or 'unknown (no run_end)'}" + (f" — {s.error}" if s.error else ""),
+        f"steps      {s.steps} in {s.duration_s:.1f}s · models {', '.join(s.models) or 'none'}",
+        f"model      {s.model_calls} calls ({s.streamed_calls} streamed, {s.model_errors} errors)",
+        f"tools      {s.tool_calls} calls ({s.tool_errors} errors): {tools}",
+        f"tokens     input {tokens['input_tokens']:,} · output {tokens['output_tokens']:,} · "
+        f"cache write {tokens['cache_creation_input_tokens']:,} · "
+        f"cache read {tokens['cache_read_input_tokens']:,}",
+        f"cost       ${s.cost_usd:.4f}",
+        f"harness    {s.checkpoints} checkpoints · {s.compactions} compactions · {s.notes} notes",
+        f"verified   {s.verifications_passed}/{verifications} passed{progress}",
+    ]
+    if s.problems:
+        lines.append("problems")
+        lines.extend(f"  - {problem}" for problem in s.problems)
+    else:
+        lines.append("problems   none")
+    return "\n".join(lines)
+
+
+def _size(count: int) -> str:
+    for unit in ("B", "KiB", "MiB"):
+        if count < 1024 or unit == "MiB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1024  # type: ignore[assignment]
+    return f"{count} B"
