@@ -1,5 +1,5 @@
 """What every pytest session pays for the plugin being installed, side by side with the same session
-without it (`-p no:agentevals`):
+without it:
 
 - `one test`: a folder with one plain test, `pytest -q` — the plugin with its defaults (the history
   on, as every user gets it) and with `--agentevals-history=off` (the plugin's load alone);
@@ -11,9 +11,14 @@ without it (`-p no:agentevals`):
 - `import`: `python -c "import pytest_agentevals.plugin"` against `python -c "import pytest"`, and
   how many of the package's modules loading the plugin imports.
 
-Each figure is the ratio of the medians of the two commands' child-process CPU seconds (steadier
-than wall time on a shared machine; wall-time ratios are printed beside them), the commands run in
-turn so the machine's drift falls on both. Run from the repository root:
+Every pytest here runs with `PYTEST_DISABLE_PLUGIN_AUTOLOAD=1` (this plugin then loaded with
+`-p pytest_agentevals.plugin`): pytest and this plugin alone. The test extra installs other plugins
+— Hypothesis' alone costs a session about 0.7 s — which pad both sides and dilute the ratio; the
+`one test, as installed` case keeps them (the plugins autoloaded, this one disabled with
+`-p no:agentevals` on the bare side), as a user with those plugins sees it. Each figure is the ratio
+of the medians of the two commands' child-process CPU seconds (steadier than wall time on a shared
+machine; wall-time ratios are printed beside them), the commands run in turn so the machine's drift
+falls on both. Run from the repository root:
 
     python benchmarks/plugin_load.py [--quick]
 """
@@ -36,15 +41,16 @@ import _figures as figures  # benchmarks/: the folder of the script run
 
 REPO = Path(__file__).resolve().parent.parent
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+PLUGIN = [*PYTEST, "-p", "pytest_agentevals.plugin"]
 
 emit = partial(figures.emit, "plugin_load")
 
 
-def child_seconds(args: Sequence[str], cwd: Path) -> tuple[float, float]:
+def child_seconds(args: Sequence[str], cwd: Path, autoload: bool = False) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of one child process, which must succeed."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=_env())
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=_env(autoload))
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -55,20 +61,25 @@ def child_seconds(args: Sequence[str], cwd: Path) -> tuple[float, float]:
     return cpu, wall
 
 
-def _env() -> dict[str, str]:
+def _env(autoload: bool) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTEST_ADDOPTS", None)
+    env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # every run reads the same byte-compiled files
+    if not autoload:
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # pytest and this plugin alone
     return env
 
 
-def compare(case: str, plugin: Sequence[str], bare: Sequence[str], cwd: Path, repeats: int) -> None:
-    child_seconds(plugin, cwd)  # warm-up: the file system cache, both sides
-    child_seconds(bare, cwd)
+def compare(
+    case: str, plugin: Sequence[str], bare: Sequence[str], cwd: Path, repeats: int, autoload: bool = False
+) -> None:
+    child_seconds(plugin, cwd, autoload)  # warm-up: the file system cache, both sides
+    child_seconds(bare, cwd, autoload)
     runs: dict[str, list[tuple[float, float]]] = {"plugin": [], "bare": []}
     for _ in range(repeats):
-        runs["plugin"].append(child_seconds(plugin, cwd))
-        runs["bare"].append(child_seconds(bare, cwd))
+        runs["plugin"].append(child_seconds(plugin, cwd, autoload))
+        runs["bare"].append(child_seconds(bare, cwd, autoload))
     cpu = {side: statistics.median(cpu for cpu, _ in values) for side, values in runs.items()}
     wall = {side: statistics.median(wall for _, wall in values) for side, values in runs.items()}
     emit(case, "cpu_ratio", cpu["plugin"] / cpu["bare"])
@@ -96,19 +107,27 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="agentevals-load-bench-") as folder:
         root = Path(folder)
         (root / "test_one.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
-        bare = [*PYTEST, "-q", "-p", "no:agentevals"]
-        compare("one test, defaults", [*PYTEST, "-q"], bare, root, repeats)
-        compare("one test, history off", [*PYTEST, "-q", "--agentevals-history=off"], bare, root, repeats)
-    bare_suite = [*PYTEST, "--co", "-q", "-p", "no:agentevals", "-o", "addopts=-p pytester", "tests"]
+        bare = [*PYTEST, "-q"]
+        compare("one test, defaults", [*PLUGIN, "-q"], bare, root, repeats)
+        compare("one test, history off", [*PLUGIN, "-q", "--agentevals-history=off"], bare, root, repeats)
+        compare(
+            "one test, as installed",
+            [*PYTEST, "-q"],
+            [*PYTEST, "-q", "-p", "no:agentevals"],
+            root,
+            repeats,
+            autoload=True,
+        )
+    bare_suite = [*PYTEST, "--co", "-q", "-o", "addopts=-p pytester", "tests"]
     fewer = max(3, repeats // 3)
     compare(
         "collect the suite",
-        [*PYTEST, "--co", "-q", "--agentevals-history=off", "tests"],
+        [*PLUGIN, "--co", "-q", "--agentevals-history=off", "tests"],
         bare_suite,
         REPO,
         fewer,
     )
-    compare("collect the root", [*PYTEST, "--co", "-q", "--agentevals-history=off"], bare_suite, REPO, fewer)
+    compare("collect the root", [*PLUGIN, "--co", "-q", "--agentevals-history=off"], bare_suite, REPO, fewer)
     compare(
         "import",
         [sys.executable, "-c", "import pytest_agentevals.plugin"],

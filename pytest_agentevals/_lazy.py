@@ -41,10 +41,15 @@ def homes(package: str, init_file: str) -> dict[str, str]:
 
 def attach(package: str, init_file: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The `__getattr__` and `__dir__` of a package whose public names load on first use."""
-    table = homes(package, init_file)
+    table: dict[str, str] = {}
+
+    def names() -> dict[str, str]:
+        if not table:  # read with the first look-up: most sessions never make one
+            table.update(homes(package, init_file))
+        return table
 
     def __getattr__(name: str) -> Any:
-        home = table.get(name)
+        home = names().get(name)
         if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         # Not cached on the package: a name always comes from the module now in sys.modules, so a
@@ -52,7 +57,7 @@ def attach(package: str, init_file: str) -> tuple[Callable[[str], Any], Callable
         return getattr(importlib.import_module(home), name)
 
     def __dir__() -> list[str]:
-        return sorted({*vars(sys.modules[package]), *table})
+        return sorted({*vars(sys.modules[package]), *names()})
 
     return __getattr__, __dir__
 

@@ -275,9 +275,9 @@ def fix_for(name: str | None) -> str:
             "([tool.agentevals] contract_tolerate)"
         )
     return (
-        f"re-extract the fixture from a run recorded in this environment (agentevals checkpoint extract "
+        f"re-extract the fixture from a run recorded in this environment (agentevals resume extract "
         f"TRACE --at STEP --name {name} --force), or, if the drift is harmless, bless it: "
-        f"agentevals checkpoint bless {name} --reason '...' (kept in the manifest's history); or "
+        f"agentevals resume bless {name} --reason '...' (kept in the manifest's history); or "
         "tolerate the keys in [tool.agentevals] contract_tolerate, or "
         '@pytest.mark.resume(..., contract="warn")'
     )

@@ -224,7 +224,6 @@ class HistoryCollector:
         for attempt in self._reports.unfinished():  # e.g. a crashed xdist worker's last test
             self._finish(attempt)
         self._flush()
-        from .budgets import FLAKY_EXIT_CODE
         from .outage import describe, is_outage, tally
 
         tests, failed = tally(self._finals.values())
@@ -238,6 +237,8 @@ class HistoryCollector:
             self._judge()
         self.failed_gate = self.settings.flaky == "fail" and bool(self.gating or self.problems)
         if self.failed_gate and session.exitstatus == pytest.ExitCode.OK:
+            from .budgets import FLAKY_EXIT_CODE
+
             session.exitstatus = FLAKY_EXIT_CODE
             self.exit_code_set = True
         self._close()
@@ -264,7 +265,7 @@ class HistoryCollector:
         if self.is_worker or not (self.report or self.gating or self.problems or self.notes):
             return
         from .budgets import FLAKY_EXIT_CODE
-        from .report import text_lines
+        from .report import text_lines  # only a session with something to say loads the report
 
         write = terminalreporter.write_line
         terminalreporter.write_sep("=", "agentevals flakiness")

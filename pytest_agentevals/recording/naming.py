@@ -11,8 +11,6 @@ import hashlib
 import re
 from pathlib import Path
 
-from ..trace.scrub import Scrubber
-
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 # The user property a test that recorded a trace carries (name, path): it travels with the test's
@@ -24,6 +22,8 @@ TRACE_PROPERTY = "agentevals_trace"
 def safe_name(text: str, fallback: str = "test") -> str:
     """`text`, its secrets redacted, with every run of characters other than letters, digits,
     `_ . -` turned into `-`."""
+    from ..trace.scrub import Scrubber  # its patterns compile when a name is first made
+
     return _UNSAFE.sub("-", Scrubber().scrub_text(text)).strip("-") or fallback
 
 

@@ -7,7 +7,6 @@ nothing else does.
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -170,6 +169,8 @@ def read_pyproject(path: Path | None) -> dict[str, Any]:
     """The `[tool.agentevals]` table of a pyproject.toml, or {} when there is none."""
     if path is None or path.name != "pyproject.toml" or not path.is_file():
         return {}
+    import tomllib  # pytest has loaded it already when its own configuration is a pyproject.toml
+
     try:
         with path.open("rb") as handle:
             data = tomllib.load(handle)

@@ -72,7 +72,7 @@ def test_a_tolerance_covers_its_keys_up_to_its_level() -> None:
         "  packages.anthropic | 2.14.0   | 2.14.3 | patch (tolerated)",
         "  python             | 3.11.7   | 3.12.0 | minor",
     ]
-    assert "agentevals checkpoint bless x --reason" in lines[-1]
+    assert "agentevals resume bless x --reason" in lines[-1]
     assert enforce(drifts, "warn", "fixtures/x", "x") == drifts
     assert enforce(drifts, "skip", "fixtures/x", "x") == []
     assert enforce(drifts[:2], "fail", "fixtures/x", "x") == drifts[:2]  # all tolerated: no failure

@@ -186,7 +186,7 @@ def test_a_drifted_declared_contract_fails_before_anything_runs(project: pytest.
             "E     key            | recorded | now | severity",
             "E     ---------------+----------+-----+---------",
             "E     counter.schema | 2        | 3   | changed",
-            "E   re-extract the fixture from a run recorded in this environment*agentevals checkpoint bless "
+            "E   re-extract the fixture from a run recorded in this environment*agentevals resume bless "
             "counter-2 --reason*",
         ]
     )
