@@ -65,6 +65,22 @@ class HistoryError(AgentEvalsError):
     """
 
 
+class LinkRefused(AgentEvalsError):
+    """A file or folder the project writes or boots from is a symbolic link.
+
+    A link committed to a repository could redirect a write (or a boot) outside the tree, so a link
+    is never followed; the message names the link and says to replace it with the real file.
+    """
+
+    def __init__(self, link: str | Path, target: str) -> None:
+        self.link = Path(link)
+        super().__init__(
+            f"{link}: is a symbolic link (to {target}); pytest-agentevals never writes or boots "
+            "through a link, as a committed link could redirect it outside the tree; replace the "
+            "link with the real file or folder, or delete it"
+        )
+
+
 class GoldenError(AgentEvalsError):
     """A goldens file, step case or key that cannot be used.
 

@@ -4,15 +4,26 @@ A file is written to a temporary name in its own folder (so the rename never cro
 flushed to disk, then renamed over the target with `os.replace`. On any failure the temporary file is
 removed and the target is left as it was. Under pytest-xdist or two concurrent sessions, each writer
 gets a temporary name of its own, so two writers never write into one temporary file.
+
+Never through a link: a repository can commit a symbolic link where a store lives (`.agentevals/`,
+cassettes, goldens, fixtures), and following it would write (or boot) outside the tree. So the file
+itself and every folder between the root (the working directory, which is pytest's rootdir in a
+session, unless told) and it are checked, and a link is refused with `LinkRefused`. Folders above
+the root are the machine's own layout (a home folder or /tmp may well be a link) and are trusted.
+Files are opened with `O_NOFOLLOW`, so the last component cannot be swapped for a link after the
+check; the folders are checked with `lstat`, which is enough against committed links.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from .errors import LinkRefused
 
 
 @contextmanager
@@ -20,6 +31,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
     """A temporary path beside `path` to write to (by any means); on a clean exit it is synced and
     renamed over `path`, on an exception removed. The folder of `path` must exist."""
     path = Path(path)
+    refuse_links(path)
     temp = _new_temp(path)
     try:
         yield temp
@@ -35,6 +47,45 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     with atomic_path(path) as temp:
         temp.write_bytes(raw)
+
+
+def refuse_links(path: Path, root: Path | None = None) -> None:
+    """Raise `LinkRefused` if `path`, or a folder between `root` (default: the working directory)
+    and it, is a symbolic link. A path outside `root` has only its last component checked."""
+    path = Path(os.path.abspath(path))
+    base = Path(os.path.abspath(root if root is not None else os.getcwd()))
+    candidates = [path]
+    try:
+        inside = path.relative_to(base)
+    except ValueError:
+        inside = None
+    if inside is not None:
+        current = base
+        for part in inside.parts[:-1]:
+            current = current / part
+            candidates.append(current)
+    for candidate in candidates:
+        if candidate.is_symlink():
+            raise LinkRefused(candidate, os.readlink(candidate))
+
+
+def open_nofollow(path: Path, flags: int, mode: int = 0o666, root: Path | None = None) -> int:
+    """`os.open(path, flags | O_NOFOLLOW, mode)` after `refuse_links(path, root)`; a link found at
+    the last moment is refused the same way."""
+    refuse_links(path, root)
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and os.path.islink(path):
+            raise LinkRefused(path, os.readlink(path)) from None
+        raise
+
+
+def make_folders(folder: Path, root: Path | None = None) -> None:
+    """`folder.mkdir(parents=True, exist_ok=True)`, refusing a link on the way (a folder created
+    through a committed link would land outside the tree)."""
+    refuse_links(folder, root)
+    Path(folder).mkdir(parents=True, exist_ok=True)
 
 
 def _new_temp(path: Path) -> Path:

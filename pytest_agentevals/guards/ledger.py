@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import LedgerError
-from ..fileio import write_atomic
+from ..errors import LedgerError, LinkRefused
+from ..fileio import make_folders, open_nofollow, refuse_links, write_atomic
 
 LEDGER_VERSION = 1
 KEEP_DAYS = 31
@@ -149,8 +149,12 @@ class Ledger:
     def _lock(self) -> int:
         if self._lock_fd is None:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+                # Never through a committed link: the lock (and the JSON, by write_atomic) is refused.
+                make_folders(self.path.parent)
+                refuse_links(self.path)
+                self._lock_fd = open_nofollow(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            except LinkRefused as exc:
+                raise LedgerError(str(exc)) from None
             except OSError as exc:
                 raise LedgerError(
                     f"cannot open the ledger lock {self.lock_path}: {exc.strerror} (make its directory "
@@ -194,6 +198,8 @@ class Ledger:
     def _save(self, data: dict[str, Any]) -> None:
         try:
             write_atomic(self.path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+        except LinkRefused as exc:
+            raise LedgerError(str(exc)) from None
         except OSError as exc:
             raise LedgerError(f"cannot write the ledger {self.path}: {exc.strerror}") from None
 

@@ -9,6 +9,16 @@
 - A file that is not a readable history (garbage, an empty file, another program's database, a newer
   schema, a damaged page found by `PRAGMA quick_check`) raises one `HistoryError` naming the file and
   how to fix it. The file is never modified or deleted.
+- The file is data, never code: before anything is read or written (before even WAL mode is set),
+  every object in its schema is compared with the project's own (`sqlite_master`, name, type and SQL
+  text), and a file holding anything else (a trigger, a view or table of its own, a virtual table,
+  an index) is refused with one `HistoryError` naming the object. A trigger could hang every
+  session or rewrite failures as passes; a rewritten view could lie to every verdict. The
+  connection also runs with `PRAGMA trusted_schema = OFF` (and SQLITE_DBCONFIG_DEFENSIVE where the
+  Python has `setconfig`, 3.12 on).
+- The file, its `-wal`, `-shm` and `-journal` companions and the folders above it (up to the
+  working directory) are never symbolic links (`fileio.refuse_links`): a committed link would make
+  SQLite write outside the tree.
 """
 
 from __future__ import annotations
@@ -22,7 +32,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import HistoryError
+from ..errors import HistoryError, LinkRefused
+from ..fileio import refuse_links
 from .model import SKIPPED, Attempt, Source, StoredAttempt
 from .store import ExcludedSource, RunFinal, RunLayer, VerdictCount
 
@@ -75,12 +86,42 @@ TestKey = tuple[str, str, str]  # test_id, variant, layer ('' outside the pyrami
 _JUDGED = "s.excluded IS NULL AND s.sha IS NOT NULL AND a.outcome != ?"
 
 
+# SQLite's companions of a database file, written beside it: a link at one redirects a write too.
+_COMPANIONS = ("", "-wal", "-shm", "-journal")
+
+# SQLite's own objects, which hold data (ANALYZE's statistics), never code.
+_SQLITE_OWN = frozenset({"sqlite_stat1", "sqlite_stat4", "sqlite_sequence"})
+
+
+def _expected_objects() -> dict[str, tuple[str, str | None]]:
+    """name -> (type, SQL) of every object our schema makes, read back from a scratch in-memory
+    database so the text is exactly what SQLite stores (auto-indexes have no SQL)."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        _create_schema(conn.cursor())
+        rows = conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
+    finally:
+        conn.close()
+    return {name: (kind, sql) for kind, name, sql in rows}
+
+
 def _create_schema(cur: sqlite3.Cursor) -> None:
     # One statement at a time: executescript() would commit the transaction halfway.
     for statement in _SCHEMA.split(";"):
         if statement.strip():
             cur.execute(statement)
     cur.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _defend(conn: sqlite3.Connection) -> None:
+    """SQLite's own defences: functions with side effects are never run from the schema
+    (trusted_schema off), and, where Python offers setconfig (3.12), defensive mode forbids writes
+    that could corrupt the file (writable_schema, journal_mode=OFF...)."""
+    conn.execute("PRAGMA trusted_schema = OFF")
+    setconfig = getattr(conn, "setconfig", None)
+    defensive = getattr(sqlite3, "SQLITE_DBCONFIG_DEFENSIVE", None)
+    if setconfig is not None and defensive is not None:
+        setconfig(defensive, True)
 
 
 def _layer(value: str) -> str | None:
@@ -93,6 +134,11 @@ class SQLiteStore:
     def __init__(self, path: Path, *, busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> None:
         self.path = Path(path)
         self._tests: dict[TestKey, int] = {}
+        try:
+            for suffix in _COMPANIONS:
+                refuse_links(self.path.with_name(self.path.name + suffix))
+        except LinkRefused as exc:
+            raise HistoryError(str(exc)) from None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -127,13 +173,34 @@ class SQLiteStore:
             raise sqlite3.OperationalError("it is a directory")
         conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None)
         try:
+            _defend(conn)
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            self._check_objects(conn)
             conn.execute("PRAGMA journal_mode = WAL").fetchone()
             conn.execute("PRAGMA synchronous = NORMAL")
-        except sqlite3.Error:
+        except BaseException:  # a refused schema too: never leave the file open
             conn.close()
             raise
         return conn
+
+    def _check_objects(self, conn: sqlite3.Connection) -> None:
+        """Refuse a file holding any object beyond our schema: it could run code on a write (a
+        trigger) or a read (a view, a virtual table's module). Reading `sqlite_master` runs nothing.
+        A new, empty database (no objects) passes: `_check_schema` creates ours in it."""
+        if conn.execute("PRAGMA user_version").fetchone()[0] > SCHEMA_VERSION:
+            return  # a newer schema: `_check_schema` refuses it, asking for an upgrade
+        expected = _expected_objects()
+        for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY rowid"):
+            if name in _SQLITE_OWN and kind == "table":
+                continue
+            if expected.get(name) != (kind, sql):
+                what = "virtual table" if kind == "table" and "VIRTUAL" in (sql or "").upper() else kind
+                raise HistoryError(
+                    f"{self.path}: is not an agentevals history as it stands: it holds a {what} {name!r} "
+                    "beyond the history's schema; a history is data only, and an object of its own (a "
+                    "trigger, view, virtual table, table or index) could run code or change outcomes, so "
+                    "the file was not used; " + _FIX.format(path=self.path)
+                )
 
     def _guard(self, doing: str, action: Any) -> Any:
         """Run `action`, turning any SQLite failure into one HistoryError naming the file."""

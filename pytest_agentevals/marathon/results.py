@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MarathonError
+from ..fileio import make_folders, open_nofollow
 from ..metrics import RunMetrics
 from ..recording.naming import safe_name
 from ..trace.paths import path_problem
@@ -292,10 +293,10 @@ def append_result(path: str | Path, result: SeedResult) -> None:
     """Append one result as one line (written in one call and synced). A torn last line left by a
     killed writer is cut off first, with a warning."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(path.parent)  # a committed link (file or folder) is refused, never written through
     line = json.dumps(result.to_json(), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     data = (line + "\n").encode("utf-8")
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666)
+    fd = open_nofollow(path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
     try:
         _cut_torn_tail(fd, path)
         os.write(fd, data)

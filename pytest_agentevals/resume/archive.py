@@ -75,8 +75,21 @@ def write_archive(folder: Path, entries: Sequence[Entry], content: Mapping[str, 
 # -- reading --------------------------------------------------------------------------------------
 
 
+def _refuse_link(path: Path, where: str) -> None:
+    """A fixture arrives in pull requests: a link where its archive or index should be would boot
+    the workspace from (or read) a file outside the fixture, so it is refused."""
+    if path.is_symlink():
+        raise CheckpointError(
+            where,
+            f"{path.name} is a symbolic link (to {os.readlink(path)}); a fixture is booted from its "
+            "own files only, never through a link",
+            f"replace {path} with the real file, or delete it and {REEXTRACT}",
+        )
+
+
 def read_index(path: Path, where: str) -> list[Entry]:
     """The index's entries, each checked for shape (not yet for safety: `check_entries` does that)."""
+    _refuse_link(path, where)
     try:
         if path.stat().st_size > MAX_INDEX_BYTES:
             raise CheckpointError(where, f"{path.name} is larger than {MAX_INDEX_BYTES:,} bytes", REEXTRACT)
@@ -134,6 +147,7 @@ class Archive:
 
     def _open(self) -> tarfile.TarFile:
         path = self.folder / ARCHIVE
+        _refuse_link(path, self.where)
         try:
             return tarfile.open(path, "r:")  # uncompressed only: no decompression bomb
         except FileNotFoundError:
@@ -173,8 +187,12 @@ class Archive:
         if problem is not None:
             raise refused(self.where, name, problem)
         kind = _KIND_OF.get(member.type)
-        if kind is None:
+        # A PAX sparse member (GNU.sparse.* headers) is a regular file by its type, but its map makes
+        # a small archive claim a large file; we never write one, so none is ours.
+        if kind is None or member.issparse():
             what = _REFUSED.get(member.type, f"of tar type {member.type!r}")
+            if member.issparse():
+                what = "a sparse file"
             raise refused(self.where, name, f"is {what}; a workspace holds files, folders and links only")
         high = member.mode & (stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX)
         if high:

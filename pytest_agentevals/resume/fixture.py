@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import warnings
 from collections.abc import Mapping, Sequence
@@ -153,7 +154,14 @@ class Fixture:
         recorded = self.manifest["files"].get(name)
         if recorded is None:
             raise CheckpointError(self.where, f"has no {name}", REEXTRACT.format(name=self.name))
-        if path.is_symlink() or not path.is_file():
+        if path.is_symlink():  # a fixture arrives in pull requests: a link could point anywhere
+            raise CheckpointError(
+                self.where,
+                f"{name} is a symbolic link (to {os.readlink(path)}); a fixture is read from its own "
+                "files only, never through a link",
+                f"replace {path} with the real file, or delete it and " + REEXTRACT.format(name=self.name),
+            )
+        if not path.is_file():
             raise CheckpointError(
                 self.where, f"{name} is missing (the manifest lists it)", REEXTRACT.format(name=self.name)
             )

@@ -10,6 +10,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ..fileio import make_folders, open_nofollow
 from . import delta
 from .events import Event
 from .jsonable import jsonable_default, to_jsonable
@@ -88,9 +89,10 @@ class TraceWriter:
     def __init__(self, path: str | Path, secrets: Iterable[str] = ()) -> None:
         self.path = Path(path)
         self.scrubber = Scrubber(secrets)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_folders(self.path.parent)  # never through a committed link (fileio.refuse_links)
         # Append mode and one write() per line: a crash tears at most the last line.
-        self._file = self.path.open("a", encoding="utf-8")
+        fd = open_nofollow(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        self._file = os.fdopen(fd, "a", encoding="utf-8")
         self._lock = threading.Lock()
         self._previous_body: dict[str, Any] | None = None
         self._previous_headers: dict[str, Any] | None = None

@@ -1,0 +1,62 @@
+"""A fixture is booted from its own files only: never through a link, never a sparse member
+(issue 17). The other 27 hostile member kinds are in test_untrusted.py."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from pytest_agentevals.errors import CheckpointError
+from pytest_agentevals.resume.fixture import Fixture
+
+from ..resume_support import make_fixture, rewrite
+
+
+@pytest.mark.parametrize("name", ["workspace.tar", "workspace.index.json"])
+def test_a_fixture_file_that_is_a_link_is_refused(tmp_path: Path, name: str) -> None:
+    fixture = make_fixture(tmp_path / "tree")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = outside / name
+    target.write_bytes((fixture / name).read_bytes())  # a good file: only the link is wrong
+    (fixture / name).unlink()
+    (fixture / name).symlink_to(target)
+    boot = tmp_path / "boot"
+    boot.mkdir()
+    with pytest.raises(CheckpointError, match=f"{name} is a symbolic link") as raised:
+        Fixture.open(fixture).restore(boot / "workspace")
+    assert "replace" in str(raised.value)
+    assert os.listdir(boot) == []
+
+
+def test_a_pax_sparse_member_is_refused(tmp_path: Path) -> None:
+    fixture = make_fixture(tmp_path / "tree")
+    # A regular member whose PAX headers (format 1.0) declare a map: 1 byte of data, 1 GiB claimed.
+    info = tarfile.TarInfo("big.bin")
+    info.pax_headers = {
+        "GNU.sparse.major": "1",
+        "GNU.sparse.minor": "0",
+        "GNU.sparse.name": "big.bin",
+        "GNU.sparse.realsize": str(1 << 30),
+    }
+    data = b"1\n0\n1\n".ljust(512, b"\0") + b"x"
+    info.size = len(data)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        archive.addfile(info, io.BytesIO(data))
+    with tarfile.open(fileobj=io.BytesIO(buffer.getvalue())) as check:
+        assert check.getmembers()[0].issparse()  # the crafted member is what it claims
+    entry = {"path": "big.bin", "type": "file", "mode": "0644", "size": 1 << 30, "sha256": "0" * 64}
+    index = json.dumps({"format": 1, "entries": [entry]}).encode()
+    rewrite(fixture, "workspace.tar", buffer.getvalue())
+    rewrite(fixture, "workspace.index.json", index)
+    boot = tmp_path / "boot"
+    boot.mkdir()
+    with pytest.raises(CheckpointError, match="is a sparse file"):
+        Fixture.open(fixture).restore(boot / "workspace")
+    assert os.listdir(boot) == []
