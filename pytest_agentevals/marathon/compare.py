@@ -115,6 +115,24 @@ def compare(base: Sequence[SeedResult], head: Sequence[SeedResult]) -> list[Comp
     return out
 
 
+def nothing_paired(comparisons: Sequence[Comparison], base: str, head: str) -> str | None:
+    """Why these comparisons are no evidence (no test with a seed run on both sides), or None: a gate
+    that compared nothing must not pass."""
+    if any(comparison.seeds for comparison in comparisons):
+        return None
+    if not comparisons:
+        return (
+            f"nothing compared: no marathon test has runs at both {base} and {head}; "
+            "give --base and --head commits (or results files) that both ran the marathon"
+        )
+    unpaired = "; ".join(
+        f"{c.test}: base seeds {describe(c.base_only) or 'none'}, "
+        f"head seeds {describe(c.head_only) or 'none'}"
+        for c in comparisons
+    )
+    return f"nothing compared: no seed ran at both {base} and {head} ({unpaired}); run the same seeds on both"
+
+
 def _by_test(results: Sequence[SeedResult], side: str) -> dict[str, dict[int, SeedResult]]:
     out: dict[str, dict[int, SeedResult]] = {}
     for result in results:
