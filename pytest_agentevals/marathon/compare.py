@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..settings.seeds import describe
+from ..trace.terminal import safe
 from . import estimators
 from .results import SeedResult
 
@@ -247,7 +248,7 @@ def describe_change(change: Change, pairs: int) -> str:
 
 def text(comparisons: Sequence[Comparison], base: str, head: str) -> str:
     if not comparisons:
-        return f"no marathon test has runs at both {base} and {head}"
+        return safe(f"no marathon test has runs at both {base} and {head}")
     lines: list[str] = []
     for comparison in comparisons:
         pairs = len(comparison.seeds)
@@ -263,7 +264,7 @@ def text(comparisons: Sequence[Comparison], base: str, head: str) -> str:
                 f"head only {describe(comparison.head_only)}"
             )
         lines.append("")
-    return "\n".join(lines).rstrip()
+    return safe("\n".join(lines).rstrip())  # test ids come from results files: escaped
 
 
 def as_json(comparisons: Sequence[Comparison], base: str, head: str) -> str:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..errors import MarathonError
 from ..fileio import atomic_path, write_atomic
+from ..trace.terminal import safe
 from .results import RESULTS_FILE, SeedResult, latest, read_results, results_in
 
 
@@ -66,7 +67,7 @@ class Merged:
 
     def text(self, format: str) -> str:
         """What `agentevals marathon merge` prints: the lines above, or one JSON object."""
-        return json.dumps(self.to_json(), indent=2) if format == "json" else "\n".join(self.lines())
+        return json.dumps(self.to_json(), indent=2) if format == "json" else safe("\n".join(self.lines()))
 
 
 def merge(inputs: Sequence[str | Path], out: str | Path) -> Merged:

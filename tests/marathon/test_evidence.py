@@ -110,3 +110,22 @@ def test_merge_renames_a_colliding_trace_and_says_so(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "shared.trace.jsonl").read_text() == "aaaa\n"
     assert (tmp_path / "out" / "shared-bbbb.trace.jsonl").read_text() == "bbbb\n"
     assert TEST
+
+
+HOSTILE = "\x1b[2J\x1b[1A\x1b[2K\r\x1b]8;;https://evil.example\x07FAILED\x1b]8;;\x07\u202e"
+
+
+def _raw_controls(text: str) -> list[str]:
+    return [c for c in text if (ord(c) < 32 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F or c == "\u202e"]
+
+
+def test_report_and_compare_escape_test_ids_and_commits(tmp_path: Path) -> None:
+    runs = [result(s, plan=PLAN, test="t.py::evil" + HOSTILE, commit="c0" + HOSTILE) for s in range(3)]
+    path = write_results(tmp_path / "results.jsonl", runs)
+    report = run_agentevals("marathon", "report", path, cwd=tmp_path)
+    assert report.returncode in (0, 1), report.stderr
+    assert _raw_controls(report.stdout + report.stderr) == []
+    assert "t.py::evil\\x1b[2J" in report.stdout
+    compare = run_agentevals("marathon", "compare", "--base", path, "--head", path, cwd=tmp_path)
+    assert _raw_controls(compare.stdout + compare.stderr) == []
+    assert "\\x1b[2J" in compare.stdout
