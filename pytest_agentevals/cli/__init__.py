@@ -10,6 +10,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import AgentEvalsError
+from ..trace.terminal import safe
 from . import flaky, marathon, program, promote, record, replay, report, resume, scan, show, step
 
 # Each module has `register(subparsers)`, which adds its parser and sets `func` (args -> exit code).
@@ -112,6 +113,7 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         code: int = args.func(args)
     except AgentEvalsError as exc:
-        print(f"agentevals {args.command}: error: {exc}", file=sys.stderr)
+        # A message quotes files and names from pull requests: escaped for the terminal.
+        print(safe(f"agentevals {args.command}: error: {exc}"), file=sys.stderr)
         return 2
     return code

@@ -125,6 +125,9 @@ def run_compare(args: argparse.Namespace) -> int:
         print(comparing.markdown(comparisons, base_name, head_name), end="")
     else:
         print(comparing.text(comparisons, base_name, head_name))
+    nothing = comparing.nothing_paired(comparisons, base_name, head_name)
+    if nothing is not None:
+        raise MarathonError(nothing)
     return BELOW_EXIT if any(c.regressed for c in comparisons) else 0
 
 

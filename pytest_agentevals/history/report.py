@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..settings.layers import LAYER_NAMES
+from ..trace.terminal import safe
 from .analysis import FlakinessReport, LayerReport
 from .budgets import BREACH, FLAKY_EXIT_CODE, NO_BUDGET, NOT_ENOUGH_DATA, OK, WARN
 from .ci_env import Commit
@@ -284,7 +285,7 @@ def rendered(report: FlakinessReport, format: str, check: dict[str, Any] | None 
         return json.dumps({**to_json(report), **({"check": check} if check else {})}, indent=2)
     if format == "markdown":
         return markdown(report).removesuffix("\n")
-    return "\n".join(text for text, _colour in text_lines(report))
+    return safe("\n".join(text for text, _colour in text_lines(report)))  # ids from JUnit files
 
 
 def checked(report: FlakinessReport, format: str, layers: Sequence[str], breaches: Sequence[str]) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..settings.seeds import describe
+from ..trace.terminal import safe
 from . import estimators
 from .results import SeedResult
 
@@ -113,6 +114,24 @@ def compare(base: Sequence[SeedResult], head: Sequence[SeedResult]) -> list[Comp
             )
         )
     return out
+
+
+def nothing_paired(comparisons: Sequence[Comparison], base: str, head: str) -> str | None:
+    """Why these comparisons are no evidence (no test with a seed run on both sides), or None: a gate
+    that compared nothing must not pass."""
+    if any(comparison.seeds for comparison in comparisons):
+        return None
+    if not comparisons:
+        return (
+            f"nothing compared: no marathon test has runs at both {base} and {head}; "
+            "give --base and --head commits (or results files) that both ran the marathon"
+        )
+    unpaired = "; ".join(
+        f"{c.test}: base seeds {describe(c.base_only) or 'none'}, "
+        f"head seeds {describe(c.head_only) or 'none'}"
+        for c in comparisons
+    )
+    return f"nothing compared: no seed ran at both {base} and {head} ({unpaired}); run the same seeds on both"
 
 
 def _by_test(results: Sequence[SeedResult], side: str) -> dict[str, dict[int, SeedResult]]:
@@ -229,7 +248,7 @@ def describe_change(change: Change, pairs: int) -> str:
 
 def text(comparisons: Sequence[Comparison], base: str, head: str) -> str:
     if not comparisons:
-        return f"no marathon test has runs at both {base} and {head}"
+        return safe(f"no marathon test has runs at both {base} and {head}")
     lines: list[str] = []
     for comparison in comparisons:
         pairs = len(comparison.seeds)
@@ -245,7 +264,7 @@ def text(comparisons: Sequence[Comparison], base: str, head: str) -> str:
                 f"head only {describe(comparison.head_only)}"
             )
         lines.append("")
-    return "\n".join(lines).rstrip()
+    return safe("\n".join(lines).rstrip())  # test ids come from results files: escaped
 
 
 def as_json(comparisons: Sequence[Comparison], base: str, head: str) -> str:

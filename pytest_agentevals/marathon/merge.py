@@ -7,7 +7,10 @@ trace is copied beside it, under the same relative name. Nothing given is lost:
 - two copies of one result (the same test, seed and commit, agreeing) are kept once;
 - two results of the same test, seed and commit that disagree stop the merge with an error naming
   both (file and line): which one is true is a person's call;
-- a result whose trace is missing is kept, and said; a trace that is a link is not followed.
+- a result whose trace is missing is kept, and said; a trace that is a link is not followed;
+- a merge never overwrites one trace with another: two results naming one trace file get the second a
+  name carrying its commit (said in the output), and when that name is taken too the merge stops
+  with an error naming both results (file and line) before anything is written.
 
 `OUT` may already hold a merge: its results are read first, so merging again adds what is new.
 The results file is written atomically; traces are copied through temporary files.
@@ -23,6 +26,7 @@ from pathlib import Path
 
 from ..errors import MarathonError
 from ..fileio import atomic_path, write_atomic
+from ..trace.terminal import safe
 from .results import RESULTS_FILE, SeedResult, latest, read_results, results_in
 
 
@@ -36,6 +40,7 @@ class Merged:
     duplicates: int = 0
     traces: int = 0
     missing_traces: list[str] = field(default_factory=list)
+    renamed: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         lines = [
@@ -45,6 +50,7 @@ class Merged:
             + (f", {self.duplicates} duplicate(s) kept once" if self.duplicates else "")
             + ")"
         ]
+        lines += [f"  renamed: {renamed}" for renamed in self.renamed]
         lines += [f"  no trace: {missing}" for missing in self.missing_traces]
         return lines
 
@@ -56,11 +62,12 @@ class Merged:
             "duplicates": self.duplicates,
             "traces": self.traces,
             "missing_traces": self.missing_traces,
+            "renamed": self.renamed,
         }
 
     def text(self, format: str) -> str:
         """What `agentevals marathon merge` prints: the lines above, or one JSON object."""
-        return json.dumps(self.to_json(), indent=2) if format == "json" else "\n".join(self.lines())
+        return json.dumps(self.to_json(), indent=2) if format == "json" else safe("\n".join(self.lines()))
 
 
 def merge(inputs: Sequence[str | Path], out: str | Path) -> Merged:
@@ -79,11 +86,12 @@ def merge(inputs: Sequence[str | Path], out: str | Path) -> Merged:
         files = [existing, *files]
     done = Merged(out, files=files)
     chosen, done.duplicates = gather(files)
+    ordered = [pair for _, pair in sorted(chosen.items(), key=lambda item: _order(item[0]))]
+    names = _trace_names(ordered, done)  # every collision found before a file is written
     out.mkdir(parents=True, exist_ok=True)
-    taken: dict[str, tuple[str, int, str | None]] = {}
     merged: list[SeedResult] = []
-    for _, (result, path) in sorted(chosen.items(), key=lambda item: _order(item[0])):
-        merged.append(_with_trace(result, path, out, taken, done))
+    for result, path in ordered:
+        merged.append(_with_trace(result, path, out, names.get(result.key), done))
     done.results = len(merged)
     lines = [json.dumps(r.to_json(), ensure_ascii=False, separators=(",", ":")) for r in merged]
     write_atomic(existing, "".join(line + "\n" for line in lines))
@@ -127,19 +135,42 @@ def _disagreement(first: SeedResult, second: SeedResult) -> str:
     )
 
 
-def _with_trace(
-    result: SeedResult, path: Path, out: Path, taken: dict[str, tuple[str, int, str | None]], done: Merged
-) -> SeedResult:
-    """The result with its trace copied into `out` (under a name of its own)."""
-    if result.trace is None:
+def _trace_names(
+    ordered: Sequence[tuple[SeedResult, Path]], done: Merged
+) -> dict[tuple[str, int, str | None], str]:
+    """The name in OUT of each result's trace, none shared: a name taken by another result gets the
+    commit added (reported); when that is taken too, a `MarathonError` naming both results."""
+    names: dict[tuple[str, int, str | None], str] = {}
+    holder: dict[str, SeedResult] = {}
+    for result, _ in ordered:
+        if result.trace is None:
+            continue
+        name = result.trace
+        if name in holder:
+            stem = name.removesuffix(".trace.jsonl")
+            name = f"{stem}-{(result.commit or 'unknown')[:12]}.trace.jsonl"
+            if name in holder:
+                first = holder[result.trace]
+                raise MarathonError(
+                    f"{first.source} ({first.test} seed {first.seed}) and {result.source} "
+                    f"({result.test} seed {result.seed}) both name the trace {result.trace!r}, "
+                    "and a merge never overwrites one trace with another: nothing was written. "
+                    "Fix the `trace` of one of them (or merge them into separate folders)"
+                )
+            done.renamed.append(
+                f"{result.source}: trace {result.trace} is another result's name; copied as {name}"
+            )
+        holder[name] = result
+        names[result.key] = name
+    return names
+
+
+def _with_trace(result: SeedResult, path: Path, out: Path, name: str | None, done: Merged) -> SeedResult:
+    """The result with its trace copied into `out` under `name` (one no other result has)."""
+    if result.trace is None or name is None:
         done.missing_traces.append(f"{result.test} seed {result.seed} at {result.commit}: none recorded")
         return result
     source = path.parent / result.trace
-    name = result.trace
-    if name in taken and taken[name] != result.key:
-        stem = name.removesuffix(".trace.jsonl")
-        name = f"{stem}-{(result.commit or 'unknown')[:12]}.trace.jsonl"
-    taken[name] = result.key
     target = out / name
     problem = _unsafe(source, path.parent)
     if problem is not None:

@@ -17,6 +17,7 @@ from typing import Any
 from ..recording.naming import safe_name
 from ..report.verdicts import VerdictRow
 from ..settings.seeds import describe
+from ..trace.terminal import safe
 from .results import SeedResult
 from .verdict import ABOVE, BELOW, INCONCLUSIVE, MET, METRICS, Estimate, Judgement, Verdict, format_value
 
@@ -140,7 +141,8 @@ def text_lines(verdict: Verdict, trace_of: TracePath) -> list[tuple[str, str | N
     for judgement in verdict.judgements:
         if judgement.failed:
             lines.extend((line, "red") for line in failure_lines(verdict, judgement, trace_of))
-    return lines
+    # Test ids and commits come from results files in pull requests: escaped for the terminal.
+    return [(safe(line), colour) for line, colour in lines]
 
 
 def inconclusive_text(verdict: Verdict, judgement: Judgement) -> str:
@@ -192,7 +194,7 @@ def _colour(word: str) -> str | None:
 
 def text(verdicts: Sequence[Verdict], trace_of: TracePath) -> str:
     if not verdicts:
-        return "no marathon results"
+        return "no marathon results"  # lines below are escaped by text_lines
     blocks = ["\n".join(line for line, _ in text_lines(v, trace_of)) for v in verdicts]
     return "\n\n".join(blocks)
 

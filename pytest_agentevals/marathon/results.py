@@ -35,6 +35,7 @@ from ..errors import MarathonError
 from ..fileio import make_folders, open_nofollow
 from ..metrics import RunMetrics
 from ..recording.naming import safe_name
+from ..settings.seeds import MAX_SEEDS
 from ..trace.paths import path_problem
 
 RESULTS_FILE = "results.jsonl"
@@ -104,6 +105,8 @@ class Plan:
         seeds = data.get("seeds")
         if not isinstance(seeds, list) or not all(_whole(seed) for seed in seeds):
             raise ValueError("`plan.seeds` is not a list of seeds")
+        if len(seeds) > MAX_SEEDS:
+            raise ValueError(f"`plan.seeds` lists {len(seeds)} seeds, more than {MAX_SEEDS}")
         thresholds = data.get("thresholds") or {}
         if not isinstance(thresholds, Mapping) or not all(
             isinstance(key, str) and _number(value) for key, value in thresholds.items()
@@ -112,9 +115,12 @@ class Plan:
         max_seeds = data.get("max_seeds")
         if max_seeds is not None and not _whole(max_seeds):
             raise ValueError("`plan.max_seeds` is not a whole number")
+        # A verdict lists the seeds max_seeds adds: an unbounded one would fill memory.
+        if max_seeds is not None and max_seeds > MAX_SEEDS:
+            raise ValueError(f"`plan.max_seeds` {max_seeds} is more than {MAX_SEEDS}")
         total = data.get("max_total_cost_usd")
-        if total is not None and not _number(total):
-            raise ValueError("`plan.max_total_cost_usd` is not a number")
+        if total is not None and not (_number(total) and 0 <= total <= MAX_COST_USD):
+            raise ValueError(f"`plan.max_total_cost_usd` is not a number from 0 to {MAX_COST_USD:g}")
         return cls(
             tuple(seeds), max_seeds, {k: float(v) for k, v in thresholds.items()}, _float_or_none(total)
         )
@@ -396,6 +402,46 @@ _METRIC_KINDS: dict[str, tuple[type | tuple[type, ...], bool]] = {
 }
 
 
+# A cost above this is no run's (a trillion dollars): sums of such values overflow a float.
+MAX_COST_USD = 1e12
+
+# The range of every number a verdict or a report reads; a value outside is a forged or broken file,
+# never evidence (a progress-AUC of 5 would be judged "met").
+_RANGES: dict[str, tuple[float, float]] = {
+    "progress_auc": (0.0, 1.0),
+    "progress_start": (0.0, 1.0),
+    "progress_end": (0.0, 1.0),
+    "verified_gain": (-1.0, 1.0),
+    "loop_rate": (0.0, 1.0),
+    "cache_hit_rate": (0.0, 1.0),
+    "cost_usd": (0.0, MAX_COST_USD),
+    "cost_per_verified_pass": (0.0, MAX_COST_USD),
+    "duration_s": (0.0, 1e9),
+    "peak_context_pressure": (0.0, 1e6),
+}
+_COUNTS = (
+    "steps",
+    "model_calls",
+    "model_errors",
+    "rate_limited",
+    "overloaded",
+    "tool_calls",
+    "tool_errors",
+    "step_budget",
+    "longest_no_progress",
+    "actions",
+    "looped_actions",
+    "peak_context_tokens",
+    "checkpoints",
+    "compactions",
+    "restarts",
+    "watchdog_fires",
+    "budget_stops",
+    "divergences",
+)
+_MAX_COUNT = 10**12  # more than any run makes; bounds what a sum or a table of counts can hold
+
+
 def _metrics(data: Any) -> RunMetrics:
     if not isinstance(data, Mapping):
         raise ValueError("`metrics` is not an object")
@@ -407,7 +453,30 @@ def _metrics(data: Any) -> RunMetrics:
             raise ValueError(f"`metrics.{name}` is missing or not what a metric of that name is")
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"`metrics.{name}` is not a finite number")
+    _check_ranges(data)
     try:
         return RunMetrics.from_json(data)
     except ValueError as exc:
         raise ValueError(str(exc)) from None
+
+
+def _check_ranges(data: Mapping[str, Any]) -> None:
+    """Every stored number within what a run can measure (ValueError naming the metric)."""
+    for name, (low, high) in _RANGES.items():
+        value = data.get(name)
+        if value is None:
+            continue
+        if not _number(value) or not low <= value <= high:
+            raise ValueError(f"`metrics.{name}` is {value!r}: not a number from {low:g} to {high:g}")
+    for name in _COUNTS:
+        value = data.get(name)
+        if value is not None and not (_whole(value) and value <= _MAX_COUNT):
+            raise ValueError(f"`metrics.{name}` is {value!r}: not a count (a whole number >= 0)")
+    for name in ("tokens", "loops", "guard_events"):
+        table = data.get(name)
+        if table is None:
+            continue
+        if not isinstance(table, Mapping) or not all(
+            isinstance(key, str) and _whole(value) and value <= _MAX_COUNT for key, value in table.items()
+        ):
+            raise ValueError(f"`metrics.{name}` is not an object of counts (whole numbers >= 0)")

@@ -7,6 +7,7 @@ import json
 
 from ..trace.render import summary_text
 from ..trace.summary import TraceSummary
+from ..trace.terminal import safe
 from .run import RunMetrics
 
 
@@ -14,7 +15,7 @@ def shown(summary: TraceSummary, metrics: RunMetrics, format: str) -> str:
     """What `agentevals show` prints of a run: its summary and its metrics, as text or one JSON object."""
     if format == "json":
         return json.dumps({**summary.to_json(), "metrics": metrics.to_json()}, indent=2)
-    return summary_text(summary) + "\n" + text(metrics)
+    return safe(summary_text(summary) + "\n" + text(metrics))  # a trace from a pull request
 
 
 def text(m: RunMetrics) -> str:

@@ -170,9 +170,11 @@ class ReplayLayer:
         return CassetteFile.from_parent(parent, path=file_path, layer=self)
 
     def _is_cassette(self, path: Path) -> bool:
-        return path.name.endswith(cassette_names.TRACE_SUFFIX) and _real(path).is_relative_to(
-            _real(self.settings.cassette_dir)
-        )
+        # Where the file itself lies, its last link not followed: a link under cassettes/ pointing
+        # elsewhere is collected (and fails, saying so), never dropped without a word.
+        return path.name.endswith(cassette_names.TRACE_SUFFIX) and (
+            _real(path.parent) / path.name
+        ).is_relative_to(_real(self.settings.cassette_dir))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(
@@ -198,8 +200,12 @@ class ReplayLayer:
             config.hook.pytest_deselected(items=dropped)
         if config.args_source == pytest.Config.ArgsSource.ARGS:
             return  # the user named what to run: cassettes under a named folder came through collect_file
+        as_found = {item.path.absolute() for item in items if isinstance(item, CassetteItem)}
         for path in _cassettes_under(self.settings.cassette_dir):
-            if _real(path) not in covered and _real(path) not in collected:
+            if path.absolute() in as_found:
+                continue
+            # A link is its own item whatever it points at: it fails with its name (_check_readable).
+            if path.is_symlink() or (_real(path) not in covered and _real(path) not in collected):
                 items.extend(CassetteFile.from_parent(session, path=path, layer=self).collect())
 
 
@@ -282,5 +288,14 @@ def _check_readable(path: Path) -> None:
         raise CassetteError(
             path, 0, f"is {what}", "replace it with the cassette file it stands for, or delete it"
         ) from None
+    if path.is_symlink():
+        # Never read through: a link in a pull request can point at any file on the machine.
+        raise CassetteError(
+            path,
+            0,
+            f"is a symbolic link (to {os.readlink(path)}), and a collected cassette is never read "
+            "through one",
+            "replace the link with the cassette file it stands for, or delete it",
+        )
     if not path.is_file():
         raise CassetteError(path, 0, "is not a file", "a cassette is a .trace.jsonl file")

@@ -13,7 +13,7 @@ expanded — and refused when it would expand to more than `MAX_EXPANSION` times
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -105,22 +105,51 @@ ALIAS_FIX = (
 )
 
 
+def migrate_fix(path: Path) -> str:
+    """How to bring a pre-1.0 vcrpy cassette to today's format: vcrpy's own migration script."""
+    return (
+        f"migrate it with vcrpy's script, `python -m vcr.migration {path}` (it rewrites the file in "
+        "place: keep a copy), or re-record it"
+    )
+
+
+def _pre_1_0(exc: yaml.YAMLError) -> bool:
+    """Whether a YAML error is the `!!python/object:vcr.request.Request` tag of a pre-1.0 cassette
+    (vcrpy stored requests as pickled-like objects before it versioned the format)."""
+    return isinstance(exc, yaml.constructor.ConstructorError) and "python/object" in str(exc)
+
+
 def load_vcr_yaml(path: Path) -> Cassette:
     try:
         data = _load(path)
     except RecursionError:
         raise CassetteError(path, 0, "is nested too deeply to be a cassette", CORRUPT_FIX) from None
-    except yaml.MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark is not None else 0
-        raise CassetteError(path, line, f"is not valid YAML: {exc.problem}", CORRUPT_FIX) from None
     except yaml.YAMLError as exc:
-        raise CassetteError(path, 0, f"is not valid YAML: {exc}", CORRUPT_FIX) from None
+        if _pre_1_0(exc):
+            raise CassetteError(
+                path, 0, "is a vcrpy cassette from before vcrpy 1.0 (Python object tags)", migrate_fix(path)
+            ) from None
+        _raise_yaml(path, exc)
+    if isinstance(data, list) and data and isinstance(data[0], dict) and "request" in data[0]:
+        # vcrpy before 1.0 wrote a bare list of interactions, without `version` or `interactions`.
+        raise CassetteError(path, 0, "is a vcrpy cassette from before vcrpy 1.0", migrate_fix(path))
     if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
         raise CassetteError(
             path, 0, "is not a vcrpy cassette: expected a mapping with an 'interactions' list", CORRUPT_FIX
         )
     interactions = [_interaction(path, n, raw) for n, raw in enumerate(data["interactions"], 1)]
     return Cassette(path=path, kind="vcr-yaml", interactions=interactions, tools=None)
+
+
+def _raise_yaml(path: Path, error: yaml.YAMLError) -> NoReturn:
+    """The CassetteError for YAML that does not parse, with the line where it can say one."""
+    try:
+        raise error
+    except yaml.MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark is not None else 0
+        raise CassetteError(path, line, f"is not valid YAML: {exc.problem}", CORRUPT_FIX) from None
+    except yaml.YAMLError as exc:
+        raise CassetteError(path, 0, f"is not valid YAML: {exc}", CORRUPT_FIX) from None
 
 
 def _interaction(path: Path, number: int, raw: Any) -> Interaction:
@@ -135,7 +164,7 @@ def _interaction(path: Path, number: int, raw: Any) -> Interaction:
     for key in ("method", "uri"):
         if not isinstance(request.get(key), str):
             raise CassetteError(path, 0, f"{where}.request lacks {key!r}", CORRUPT_FIX)
-    headers = _headers(request.get("headers"))
+    headers = _headers(path, f"{where}.request", request.get("headers"))
     fields: dict[str, Any] = {"method": request["method"], "url": request["uri"], "headers": headers}
     body = request.get("body")
     if isinstance(body, str):
@@ -159,14 +188,34 @@ def _interaction(path: Path, number: int, raw: Any) -> Interaction:
     )
 
 
-def _headers(raw: Any) -> dict[str, str]:
-    if not isinstance(raw, dict):
-        return {}
+def _header_pairs(path: Path, where: str, raw: Any) -> list[tuple[str, list[str]]]:
+    """(name, values) of stored headers: a mapping (requests, httpx, aiohttp) or a list of
+    [name, values] pairs (vcrpy's tornado stub); a CassetteError for anything else."""
+    if raw is None:
+        return []
+    if isinstance(raw, dict):
+        items: list[Any] = list(raw.items())
+    elif isinstance(raw, list | tuple):
+        items = list(raw)
+    else:
+        raise CassetteError(path, 0, f"{where}.headers is neither a mapping nor a list of pairs", CORRUPT_FIX)
+    out: list[tuple[str, list[str]]] = []
+    for item in items:
+        if not isinstance(item, list | tuple) or len(item) != 2 or isinstance(item[0], dict | list):
+            raise CassetteError(
+                path, 0, f"{where}.headers holds {item!r}, not a [name, values] pair", CORRUPT_FIX
+            )
+        name, value = item
+        values = value if isinstance(value, list | tuple) else [value]
+        out.append((str(name), [str(v) for v in values]))
+    return out
+
+
+def _headers(path: Path, where: str, raw: Any) -> dict[str, str]:
     out: dict[str, str] = {}
-    for name, value in raw.items():
-        if isinstance(value, list):
-            value = ", ".join(str(v) for v in value)
-        out[str(name).lower()] = str(value)
+    for name, values in _header_pairs(path, where, raw):
+        key = name.lower()
+        out[key] = ", ".join([out[key], *values]) if key in out else ", ".join(values)
     return out
 
 
@@ -177,17 +226,19 @@ def _served(path: Path, where: str, response: dict[str, Any]) -> dict[str, Any]:
         body = response.get("content")
     else:
         status = response.get("status")
-        body = (response.get("body") or {}).get("string")
+        stored = response.get("body")
+        body = stored.get("string") if isinstance(stored, dict) else stored
     if not isinstance(status, dict) or not isinstance(status.get("code"), int):
         raise CassetteError(path, 0, f"{where}.response lacks a status code", CORRUPT_FIX)
     if isinstance(body, str):
         body = body.encode("utf-8")
-    headers: dict[str, Any] = response.get("headers") or {}
+    if body is not None and not isinstance(body, bytes):
+        raise CassetteError(path, 0, f"{where}.response.body is not a string or bytes", CORRUPT_FIX)
+    headers: dict[str, list[str]] = {}
+    for name, values in _header_pairs(path, f"{where}.response", response.get("headers")):
+        headers.setdefault(name, []).extend(values)
     return {
         "status": {"code": status["code"], "message": str(status.get("message") or "")},
-        "headers": {
-            str(name): [str(v) for v in (value if isinstance(value, list) else [value])]
-            for name, value in headers.items()
-        },
+        "headers": headers,
         "body": {"string": body or b""},
     }

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..contract import Drift, show, table
 from ..trace.summary import TraceSummary
+from ..trace.terminal import safe
 from .fixture import MANIFEST, Fixture
 from .store import Survey
 from .verify import FixtureCheck
@@ -55,7 +56,7 @@ def extracted(fixture: Fixture, redactions: int, format: str) -> str:
         notes.append("with its continuation")
     if redactions:
         notes.append(f"{redactions} secret(s) scrubbed")
-    return f"agentevals resume: wrote {shown(fixture.folder)} ({', '.join(notes)})"
+    return safe(f"agentevals resume: wrote {shown(fixture.folder)} ({', '.join(notes)})")
 
 
 # -- list ---------------------------------------------------------------------------------------------
@@ -93,7 +94,7 @@ def listing(survey: Survey, format: str) -> str:
             lines.append("  ".join(padded).rstrip())
     lines.extend(f"broken: {problem}" for problem in survey.broken)
     lines.extend(f"incomplete: {path} (no {MANIFEST}: an interrupted extraction?)" for path in unfinished)
-    return "\n".join(lines)
+    return safe("\n".join(lines))  # names and values come from fixtures in pull requests
 
 
 # -- show ---------------------------------------------------------------------------------------------
@@ -156,7 +157,7 @@ def details(fixture: Fixture, state: dict[str, Any], run: TraceSummary, format: 
             for entry in data["history"] or []
         ),
     ]
-    return "\n".join(lines)
+    return safe("\n".join(lines))  # names and values come from fixtures in pull requests
 
 
 def _seconds(value: Any) -> str:
@@ -212,7 +213,7 @@ def verified(checks: Sequence[FixtureCheck], fixtures_dir: Path, format: str) ->
             "restore it or re-extract the fixture; a contract drift: re-extract from a run recorded here, "
             "or `agentevals resume bless NAME --reason ...`"
         )
-    return "\n".join(lines)
+    return safe("\n".join(lines))  # names and values come from fixtures in pull requests
 
 
 # -- bless --------------------------------------------------------------------------------------------
@@ -223,7 +224,7 @@ def blessed(fixture: Fixture, drifts: Sequence[Drift], format: str) -> str:
     if not drifts:
         if format == "json":
             return json.dumps({"name": fixture.name, "blessed": []})
-        return f"{fixture.name}: nothing drifted; the manifest is unchanged"
+        return safe(f"{fixture.name}: nothing drifted; the manifest is unchanged")
     if format == "json":
         return json.dumps({"name": fixture.name, "blessed": [d.to_json() for d in drifts]}, indent=2)
-    return f"agentevals resume: blessed in {shown(fixture.folder / MANIFEST)}:\n{table(drifts)}"
+    return safe(f"agentevals resume: blessed in {shown(fixture.folder / MANIFEST)}:\n{table(drifts)}")

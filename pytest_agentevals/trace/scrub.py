@@ -58,14 +58,36 @@ STRUCTURAL = frozenset(
 )
 
 # Secret-shaped strings wherever they appear (a key pasted into a prompt, an echo in a tool output).
+# Each starts with a literal, so it is found by a substring search (see `_Compiled`); docs/security.md
+# lists them.
 SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"sk-ant-[A-Za-z0-9]{2,}-[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"sk-(?:proj-)?[A-Za-z0-9_\-]{32,}"),
+    re.compile(r"sk-(?:proj-)?[A-Za-z0-9_\-]{32,}"),  # OpenAI, project keys included
     re.compile(r"(?i)bearer\s+[A-Za-z0-9._~+/\-]{16,}=*"),
     re.compile(r"gh[pousr]_[A-Za-z0-9]{30,}"),
-    re.compile(r"xox[abpr]-[A-Za-z0-9-]{10,}"),
-    re.compile(r"AKIA[0-9A-Z]{16}"),
+    re.compile(r"github_pat_[A-Za-z0-9_]{22,}"),  # GitHub fine-grained tokens
+    re.compile(r"xox[abprse]-[A-Za-z0-9-]{10,}"),  # Slack tokens
+    re.compile(r"xapp-\d-[A-Za-z0-9-]{10,}"),  # Slack app-level tokens
+    re.compile(r"(?:AKIA|ASIA)[0-9A-Z]{16}"),  # AWS access key ids (long-term, temporary)
+    re.compile(r"AIza[0-9A-Za-z_\-]{35}"),  # Google API keys
+    re.compile(r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}"),  # Stripe secret and restricted keys
+    re.compile(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),  # JWTs
+    # A PEM private key, its body included (newlines raw or escaped); bounded, as a key is a few KB.
+    re.compile(
+        r"-----BEGIN[A-Z ]{0,40} PRIVATE KEY-----[A-Za-z0-9+/=\s\\:,\-]{0,16384}?"
+        r"(?:-----END[A-Z ]{0,40} PRIVATE KEY-----)"
+    ),
+    re.compile(r"-----BEGIN[A-Z ]{0,40} PRIVATE KEY-----"),  # a torn one: its header at least
 )
+
+# Base64 blobs (a framework's checkpoint state, msgpack or JSON inside) are decoded and searched:
+# runs of at least BLOB_MIN_CHARS base64 characters, each decoded up to BLOB_MAX_CHARS (bounded work
+# per blob), nested blobs to BLOB_DEPTH levels. A secret found inside is replaced by asterisks of its
+# length and the blob re-encoded, so a length-prefixed format (msgpack) keeps its shape.
+BLOB_MIN_CHARS = 40
+BLOB_MAX_CHARS = 4 << 20
+BLOB_DEPTH = 2
+_BLOB = re.compile(r"[A-Za-z0-9+/_\-]{" + str(BLOB_MIN_CHARS) + r",}={0,2}")
 BEARER = "bearer token"
 KEY_PATTERN = "API-key pattern"
 
@@ -206,15 +228,73 @@ class _Compiled:
         return False
 
 
-def _replace(text: str, found: list[Finding]) -> str:
+Redaction = tuple[int, int, str, str]  # start, end, what it is, what replaces it
+
+
+def _replace(text: str, found: Iterable[tuple[Any, ...]]) -> str:
+    """`text` with each finding replaced: by REDACTED, or by a redaction's own replacement."""
     parts: list[str] = []
     at = 0
-    for start, end, _ in found:
+    for item in found:
+        start, end = item[0], item[1]
         parts.append(text[at:start])
-        parts.append(REDACTED)
+        parts.append(item[3] if len(item) > 3 else REDACTED)
         at = end
     parts.append(text[at:])
     return "".join(parts)
+
+
+def _with_blobs(compiled: _Compiled, text: str, view: str, depth: int) -> list[Redaction]:
+    """The secrets in `text` (replaced by REDACTED), and the base64 blobs outside them that hold one
+    (replaced by the blob re-encoded with the secret masked), left to right."""
+    found: list[Redaction] = [(a, b, what, REDACTED) for a, b, what in compiled.find(text, view)]
+    if depth <= 0 or len(text) < BLOB_MIN_CHARS:
+        return found
+    blobs: list[Redaction] = []
+    for match in _BLOB.finditer(text):
+        if any(a < match.end() and match.start() < b for a, b, _, _ in found):
+            continue  # already a secret (a JWT, a key): replaced whole
+        blob = _blob_finding(compiled, match, depth)
+        if blob is not None:
+            blobs.append(blob)
+    return sorted(found + blobs) if blobs else found
+
+
+def _decode_blob(blob: str) -> tuple[bytes, bool, int] | None:
+    """The bytes of a base64 run (standard or URL-safe alphabet, padding optional) up to
+    BLOB_MAX_CHARS, whether it is URL-safe, and how many of its characters they are; None when it is
+    not base64."""
+    body = blob.rstrip("=")
+    urlsafe = "-" in body or "_" in body
+    if urlsafe and ("+" in body or "/" in body):
+        return None  # two alphabets: not one blob
+    body = body[:BLOB_MAX_CHARS]
+    if len(body) % 4 == 1:
+        body = body[:-1]  # a lone last character holds no whole byte
+    padded = body + "=" * (-len(body) % 4)
+    try:
+        data = base64.urlsafe_b64decode(padded) if urlsafe else base64.b64decode(padded, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return data, urlsafe, len(body)
+
+
+def _blob_finding(compiled: _Compiled, match: re.Match[str], depth: int) -> Redaction | None:
+    """The blob matched, re-encoded with every secret inside masked, when it holds one."""
+    blob = match.group()
+    decoded = _decode_blob(blob)
+    if decoded is None:
+        return None
+    data, urlsafe, used = decoded
+    inner = _with_blobs(compiled, data.decode("latin-1"), "bytes", depth - 1)
+    if not inner:
+        return None
+    # Same-length masks keep every length prefix and offset of the decoded format (msgpack) valid.
+    masks = [(a, b, what, "*" * (b - a) if r == REDACTED else r) for a, b, what, r in inner]
+    masked = _replace(data.decode("latin-1"), masks).encode("latin-1")
+    encoded = (base64.urlsafe_b64encode(masked) if urlsafe else base64.b64encode(masked)).decode("ascii")
+    # The characters decoded are replaced; padding and anything past the bound stay as they were.
+    return (match.start(), match.end(), f"{inner[0][2]}, inside base64", encoded.rstrip("=") + blob[used:])
 
 
 class _Environment:
@@ -268,26 +348,31 @@ class Scrubber:
     # -- strings and bytes -----------------------------------------------------------------------
 
     def find(self, text: str) -> list[Finding]:
-        """(start, end, what it is) of every secret in `text`."""
-        return self._current().find(text, "text") if len(text) >= MIN_SECRET_LENGTH else []
+        """(start, end, what it is) of every secret in `text`, a base64 blob holding one included."""
+        if len(text) < MIN_SECRET_LENGTH:
+            return []
+        compiled = self._current()
+        return [(a, b, what) for a, b, what, _ in _with_blobs(compiled, text, "text", BLOB_DEPTH)]
 
     def scrub_text(self, text: str) -> str:
         if len(text) < MIN_SECRET_LENGTH:
             return text
-        found = self._current().find(text, "text")
+        found = _with_blobs(self._current(), text, "text", BLOB_DEPTH)
         if not found:
             return text
         self.redactions += len(found)
         return _replace(text, found)
 
     def find_bytes(self, data: bytes) -> list[Finding]:
-        """Every secret in `data` (its UTF-8 bytes, or an escaped form), offsets in bytes."""
-        return self._current().find(data.decode("latin-1"), "bytes")
+        """Every secret in `data` (its UTF-8 bytes, or an escaped form, or inside a base64 blob in
+        it), offsets in bytes."""
+        found = _with_blobs(self._current(), data.decode("latin-1"), "bytes", BLOB_DEPTH)
+        return [(a, b, what) for a, b, what, _ in found]
 
     def scrub_bytes(self, data: bytes) -> bytes:
         """`data` with every secret replaced; `data` itself when there is none."""
         text = data.decode("latin-1")
-        found = self._current().find(text, "bytes")
+        found = _with_blobs(self._current(), text, "bytes", BLOB_DEPTH)
         if not found:
             return data
         self.redactions += len(found)
@@ -296,8 +381,12 @@ class Scrubber:
     def might_hold(self, line: str) -> bool:
         """Whether a serialized JSON line might hold a secret in one of its strings. Never false
         when `scrub_event` would change something visible in the line: each pattern is matched in
-        its serialized form. (Streams and base64 are not visible there; `prepare` handles them.)"""
-        return self._current().search(line, "line")
+        its serialized form, and each base64 blob (the same in a line as in its string) is
+        decoded and searched. (Streams are not visible there; `prepare` handles them.)"""
+        compiled = self._current()
+        return compiled.search(line, "line") or any(
+            _blob_finding(compiled, match, BLOB_DEPTH) is not None for match in _BLOB.finditer(line)
+        )
 
     # -- events ----------------------------------------------------------------------------------
 
