@@ -59,40 +59,47 @@ _CHECKED: Final = {
 }
 
 
-# Node kinds are told by their `id`, not by isinstance (see _C_NODES above).
-def _children(node: Any) -> list[Any]:
-    if node.id == "sequence":
-        return list(node.value)
-    if node.id == "mapping":
-        return [part for pair in node.value for part in pair]
-    return []
-
-
-def expansion(root: Any) -> tuple[int, int]:
-    """(nodes the document expands to, nodes written) of a composed YAML node graph, in one pass
-    over the written nodes; ValueError for an alias that contains itself."""
-    sizes: dict[int, int] = {}
-    open_: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        key = id(node)
-        if done:
-            open_.discard(key)
-            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
-        elif key not in sizes:
-            open_.add(key)
-            stack.append((node, True))
-            for child in _children(node):
-                if id(child) in open_:
+def expansion(text: str | bytes) -> tuple[int, int]:
+    """(nodes the document expands to, nodes written), counted from the parser's events before any
+    node is composed: memory for the anchors and the nesting only, so a bomb padded to megabytes is
+    refused without building its graph. ValueError for an alias that contains itself."""
+    loader = _Loader(text)
+    sizes: dict[str, int] = {}
+    stack: list[list[Any]] = [[0, None]]  # [size so far, anchor] of each open collection
+    open_: set[str] = set()
+    written = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            kind = type(event).__name__  # by name: see _C_NODES
+            if kind == "AliasEvent":
+                if event.anchor in open_:
                     raise ValueError("an alias that contains itself")
-                if id(child) not in sizes:
-                    stack.append((child, False))
-    return sizes[id(root)], len(sizes)
+                stack[-1][0] += sizes.get(event.anchor, 0)  # an unknown one: the composer says so
+            elif kind == "ScalarEvent":
+                written += 1
+                stack[-1][0] += 1
+                if event.anchor is not None:
+                    sizes[event.anchor] = 1
+            elif kind in ("SequenceStartEvent", "MappingStartEvent"):
+                written += 1
+                stack.append([1, event.anchor])
+                if event.anchor is not None:
+                    open_.add(event.anchor)
+            elif kind in ("SequenceEndEvent", "MappingEndEvent"):
+                size, anchor = stack.pop()
+                if anchor is not None:
+                    sizes[anchor] = size
+                    open_.discard(anchor)
+                stack[-1][0] += size
+    finally:
+        loader.dispose()
+    return stack[0][0], written
 
 
 def _walk(root: Any) -> Iterator[tuple[Any, str, int]]:
-    """Each written node once (an alias's target at its first place), with its key path and depth."""
+    """Each written node once (an alias's target at its first place), with its key path and depth.
+    Node kinds are told by their `id`, not by isinstance (see _C_NODES)."""
     seen: set[int] = set()
     stack: list[tuple[Any, str, int]] = [(root, "", 1)]
     while stack:
@@ -128,18 +135,20 @@ def load_yaml(text: str | bytes, fail: Fail, *, python_tags: bool = False) -> An
     loader = (_PythonTagsLoader if python_tags else _Loader)(text)
     allowed = _PYTHON_TAGS if python_tags else _SAFE_TAGS
     try:
+        # An alias is written `*name`: a file without a `*` has none, and skips the counting pass.
+        if (b"*" in text) if isinstance(text, bytes) else ("*" in text):
+            try:
+                expanded, written = expansion(text)
+            except ValueError as exc:
+                raise fail(0, f"holds {exc}") from None
+            if expanded > max(MIN_EXPANDED_NODES, MAX_EXPANSION * written):
+                raise fail(
+                    0,
+                    f"holds YAML aliases that expand {written:,} written nodes into {expanded:,}",
+                )
         node = loader.get_single_node()
         if node is None:
             return None
-        try:
-            expanded, written = expansion(node)
-        except ValueError as exc:
-            raise fail(0, f"holds {exc}") from None
-        if expanded > max(MIN_EXPANDED_NODES, MAX_EXPANSION * written):
-            raise fail(
-                0,
-                f"holds YAML aliases that expand {written:,} written nodes into {expanded:,}",
-            )
         for item, where, depth in _walk(node):
             line = item.start_mark.line + 1
             # A key path is bounded too: a deep document's would quote thousands of `[0]`.
