@@ -26,6 +26,7 @@ from typing import Any
 
 from ..errors import LedgerError, LinkRefused
 from ..fileio import make_folders, open_nofollow, refuse_links, write_atomic
+from ..trace.loaders import load_json
 
 LEDGER_VERSION = 1
 KEEP_DAYS = 31
@@ -186,10 +187,11 @@ class Ledger:
             raise LedgerError(
                 f"the ledger {self.path} is larger than {MAX_BYTES} bytes: not a ledger ({_FIX})"
             )
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise LedgerError(f"the ledger {self.path} is corrupt: not JSON ({exc}) ({_FIX})") from None
+
+        def fail(line: int, problem: str) -> LedgerError:
+            return LedgerError(f"the ledger {self.path} is corrupt: line {line} is {problem} ({_FIX})")
+
+        data = load_json(raw, fail)
         problem = _problem(data)
         if problem:
             raise LedgerError(f"the ledger {self.path} is corrupt: {problem} ({_FIX})")

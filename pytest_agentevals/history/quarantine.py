@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..errors import ConfigError
+from ..trace.loaders import excerpt
 
 REASON_PREFIX: Final = "agentevals quarantine"
 FIELDS: Final = ("test", "owner", "reason", "expires")
@@ -76,12 +77,12 @@ def _date(where: str, raw: Any) -> dt.date:
             return dt.date.fromisoformat(raw.strip())
         except ValueError:
             pass
-    raise ConfigError(f"{where} expires", f"{raw!r} is not a date", "write it as YYYY-MM-DD")
+    raise ConfigError(f"{where} expires", f"{excerpt(str(raw))} is not a date", "write it as YYYY-MM-DD")
 
 
 def _entry(where: str, raw: Any) -> Entry:
     if not isinstance(raw, dict):
-        raise ConfigError(where, f"{raw!r} is not a mapping", _EXAMPLE)
+        raise ConfigError(where, f"{excerpt(str(raw))} is not a mapping", _EXAMPLE)
     unknown = sorted(set(map(str, raw)) - set(FIELDS))
     if unknown:
         raise ConfigError(f"{where} {unknown[0]}", "unknown field", "use: " + ", ".join(FIELDS))
@@ -125,13 +126,15 @@ def load(path: Path) -> Quarantine:
         raise ConfigError(
             str(path), f"cannot be read ({exc})", "fix the file or set --agentevals-quarantine"
         ) from None
-    import yaml  # only a session with a quarantine file needs the YAML parser
+    # Only a session with a quarantine file needs the YAML parser; the bounded loader refuses alias
+    # bombs, unsafe tags and bad dates before anything is built.
+    from ..trace.yaml_loader import fix_for, load_yaml
 
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(str(path), f"is not valid YAML ({exc})", "fix its syntax") from None
-    return parse(path, data)
+    def fail(line: int, problem: str) -> ConfigError:
+        where = f"{path}:{line}" if line else str(path)
+        return ConfigError(where, problem, fix_for(problem, "fix the file at that line"))
+
+    return parse(path, load_yaml(text, fail))
 
 
 # What the docs and a user may import from here; the rest is this module's own.

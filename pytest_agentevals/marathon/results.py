@@ -26,7 +26,7 @@ import json
 import math
 import os
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from ..fileio import make_folders, open_nofollow
 from ..metrics import RunMetrics
 from ..recording.naming import safe_name
 from ..settings.seeds import MAX_SEEDS
+from ..trace.loaders import load_json
 from ..trace.paths import path_problem
 
 RESULTS_FILE = "results.jsonl"
@@ -250,8 +251,8 @@ def read_results(path: str | Path, limit: int | None = None) -> list[SeedResult]
         for number, raw, last in _lines(handle, path):
             torn = not raw.endswith(b"\n")
             try:
-                data = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                data = load_json(raw.decode("utf-8"), _refused(path), number)
+            except (UnicodeDecodeError, MarathonError) as exc:
                 if last and torn:
                     warnings.warn(
                         TornResultsWarning(
@@ -261,8 +262,9 @@ def read_results(path: str | Path, limit: int | None = None) -> list[SeedResult]
                         stacklevel=2,
                     )
                     break
-                why = "not UTF-8" if isinstance(exc, UnicodeDecodeError) else f"not valid JSON ({exc.msg})"
-                raise MarathonError(f"{path}:{number}: the line is {why}; {_FIX}") from None
+                if isinstance(exc, MarathonError):
+                    raise
+                raise MarathonError(f"{path}:{number}: the line is not UTF-8; {_FIX}") from None
             try:
                 results.append(SeedResult.from_json(data, f"{path}:{number}"))
             except ValueError as exc:
@@ -480,3 +482,10 @@ def _check_ranges(data: Mapping[str, Any]) -> None:
             isinstance(key, str) and _whole(value) and value <= _MAX_COUNT for key, value in table.items()
         ):
             raise ValueError(f"`metrics.{name}` is not an object of counts (whole numbers >= 0)")
+
+
+def _refused(path: Path | str) -> Callable[[int, str], MarathonError]:
+    def fail(line: int, problem: str) -> MarathonError:
+        return MarathonError(f"{path}:{line}: the line is {problem}; {_FIX}")
+
+    return fail

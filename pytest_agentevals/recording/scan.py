@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
-import json
 import os
 import sqlite3
 import tarfile
@@ -25,6 +24,7 @@ import yaml
 
 from ..settings import Settings
 from ..trace import streams
+from ..trace.loaders import load_json
 from ..trace.scrub import Scrubber
 from .providers.anthropic import parse_sse
 
@@ -57,6 +57,11 @@ def files(paths: list[Path]) -> Iterator[Path]:
             dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
             for name in sorted(names):
                 yield Path(root) / name
+
+
+def _unparsed(line: int, problem: str) -> ValueError:
+    # A line the bounded loader refuses (too deep, a huge number) is still scanned as text.
+    return ValueError(problem)
 
 
 class Scanner:
@@ -99,7 +104,7 @@ class Scanner:
             raw |= self.text(f"{where}:{number}", line)
             if line.startswith("{"):
                 try:
-                    parsed = json.loads(line)
+                    parsed = load_json(line, _unparsed)
                 except ValueError:
                     continue
                 self.structure(f"{where}:{number}", parsed)
@@ -107,7 +112,7 @@ class Scanner:
             self.yaml(where, text, raw)
         elif where.endswith(".json"):
             with contextlib.suppress(ValueError):
-                self.structure(where, json.loads(text))
+                self.structure(where, load_json(text, _unparsed))
 
     def structure(self, where: str, value: Any) -> None:
         """In parsed JSON: the joined text of every stored stream, and every base64 body."""

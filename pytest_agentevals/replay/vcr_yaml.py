@@ -5,98 +5,33 @@ like this records HTTP only: its tools run for real during the replay, and it ha
 staleness check applies.
 
 A cassette is untrusted data, and YAML aliases let 600 bytes stand for a billion nodes (vcrpy never
-writes aliases; a hand-edited file may). The document is composed first — aliases shared, nothing
-expanded — and refused when it would expand to more than `MAX_EXPANSION` times its written nodes
-(at least `MIN_EXPANDED_NODES`), or when an alias contains itself.
+writes aliases; a hand-edited file may). It is read by the one bounded YAML loader,
+`trace/yaml_loader.py`: composed first — aliases shared, nothing expanded — and refused when it would
+expand to more than `MAX_EXPANSION` times its written nodes (at least `MIN_EXPANDED_NODES`), when
+an alias contains itself, or when it holds an unsafe tag or a bad number or date.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NoReturn
-
-import yaml
+from typing import Any
 
 from ..errors import CassetteError
 from ..recording.providers import anthropic
+from ..trace.yaml_loader import load_yaml
 from .cassette import CORRUPT_FIX, Cassette, Interaction
-
-_SafeBase: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-MAX_EXPANSION = 10
-MIN_EXPANDED_NODES = 100_000
-
-
-class _CassetteLoader(_SafeBase):  # type: ignore[misc]
-    """YAML's safe loader plus the few harmless Python tags vcrpy writes (str, unicode, tuple)."""
-
-
-def _scalar(loader: Any, node: Any) -> Any:
-    return loader.construct_scalar(node)
-
-
-def _tuple(loader: Any, node: Any) -> Any:
-    return tuple(loader.construct_sequence(node))
-
-
-for _tag, _constructor in (
-    ("tag:yaml.org,2002:python/str", _scalar),
-    ("tag:yaml.org,2002:python/unicode", _scalar),
-    ("tag:yaml.org,2002:python/tuple", _tuple),
-):
-    _CassetteLoader.add_constructor(_tag, _constructor)
-
-
-def _children(node: Any) -> list[Any]:
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    if isinstance(node, yaml.MappingNode):
-        return [part for pair in node.value for part in pair]
-    return []
-
-
-def expansion(root: Any) -> tuple[int, int]:
-    """(nodes the document expands to, nodes written) of a composed YAML node graph, in one pass
-    over the written nodes; ValueError for an alias that contains itself."""
-    sizes: dict[int, int] = {}
-    open_: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        key = id(node)
-        if done:
-            open_.discard(key)
-            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
-        elif key not in sizes:
-            open_.add(key)
-            stack.append((node, True))
-            for child in _children(node):
-                if id(child) in open_:
-                    raise ValueError("an alias that contains itself")
-                if id(child) not in sizes:
-                    stack.append((child, False))
-    return sizes[id(root)], len(sizes)
 
 
 def _load(path: Path) -> Any:
-    loader = _CassetteLoader(path.read_bytes())  # a safe loader (see above)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        try:
-            expanded, written = expansion(node)
-        except ValueError as exc:
-            raise CassetteError(path, 0, f"holds {exc}", ALIAS_FIX) from None
-        if expanded > max(MIN_EXPANDED_NODES, MAX_EXPANSION * written):
-            raise CassetteError(
-                path,
-                0,
-                f"holds YAML aliases that expand {written:,} written nodes into {expanded:,}",
-                ALIAS_FIX,
-            )
-        return loader.construct_document(node)
-    finally:
-        loader.dispose()
+    def fail(line: int, problem: str) -> CassetteError:
+        if "python/object" in problem:
+            # vcrpy stored requests as Python objects before it versioned the format: the tag says so.
+            problem = "is a vcrpy cassette from before vcrpy 1.0 (Python object tags)"
+            return CassetteError(path, line, problem, migrate_fix(path))
+        fix = ALIAS_FIX if "alias" in problem else CORRUPT_FIX
+        return CassetteError(path, line, problem, fix)
+
+    return load_yaml(path.read_bytes(), fail, python_tags=True)
 
 
 ALIAS_FIX = (
@@ -113,23 +48,8 @@ def migrate_fix(path: Path) -> str:
     )
 
 
-def _pre_1_0(exc: yaml.YAMLError) -> bool:
-    """Whether a YAML error is the `!!python/object:vcr.request.Request` tag of a pre-1.0 cassette
-    (vcrpy stored requests as pickled-like objects before it versioned the format)."""
-    return isinstance(exc, yaml.constructor.ConstructorError) and "python/object" in str(exc)
-
-
 def load_vcr_yaml(path: Path) -> Cassette:
-    try:
-        data = _load(path)
-    except RecursionError:
-        raise CassetteError(path, 0, "is nested too deeply to be a cassette", CORRUPT_FIX) from None
-    except yaml.YAMLError as exc:
-        if _pre_1_0(exc):
-            raise CassetteError(
-                path, 0, "is a vcrpy cassette from before vcrpy 1.0 (Python object tags)", migrate_fix(path)
-            ) from None
-        _raise_yaml(path, exc)
+    data = _load(path)
     if isinstance(data, list) and data and isinstance(data[0], dict) and "request" in data[0]:
         # vcrpy before 1.0 wrote a bare list of interactions, without `version` or `interactions`.
         raise CassetteError(path, 0, "is a vcrpy cassette from before vcrpy 1.0", migrate_fix(path))
@@ -139,17 +59,6 @@ def load_vcr_yaml(path: Path) -> Cassette:
         )
     interactions = [_interaction(path, n, raw) for n, raw in enumerate(data["interactions"], 1)]
     return Cassette(path=path, kind="vcr-yaml", interactions=interactions, tools=None)
-
-
-def _raise_yaml(path: Path, error: yaml.YAMLError) -> NoReturn:
-    """The CassetteError for YAML that does not parse, with the line where it can say one."""
-    try:
-        raise error
-    except yaml.MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark is not None else 0
-        raise CassetteError(path, line, f"is not valid YAML: {exc.problem}", CORRUPT_FIX) from None
-    except yaml.YAMLError as exc:
-        raise CassetteError(path, 0, f"is not valid YAML: {exc}", CORRUPT_FIX) from None
 
 
 def _interaction(path: Path, number: int, raw: Any) -> Interaction:

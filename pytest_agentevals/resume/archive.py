@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CheckpointError
+from ..trace.loaders import load_json
 from ..trace.paths import path_problem
 from .restore import FILE, FOLDER, KINDS, LINK, MAX_ENTRIES, Entry, check_entries, refused, restore
 
@@ -93,11 +94,14 @@ def read_index(path: Path, where: str) -> list[Entry]:
     try:
         if path.stat().st_size > MAX_INDEX_BYTES:
             raise CheckpointError(where, f"{path.name} is larger than {MAX_INDEX_BYTES:,} bytes", REEXTRACT)
-        data = json.loads(path.read_bytes())
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise CheckpointError(where, f"{path.name} is missing", REEXTRACT) from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise CheckpointError(where, f"{path.name} is not JSON ({exc})", REEXTRACT) from None
+
+    def fail(line: int, problem: str) -> CheckpointError:
+        return CheckpointError(where, f"{path.name} is not JSON (line {line}: {problem})", REEXTRACT)
+
+    data = load_json(raw, fail)
     if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
         raise CheckpointError(where, f"{path.name} needs an object with a list of entries")
     if data.get("format") != INDEX_FORMAT:

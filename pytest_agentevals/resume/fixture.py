@@ -26,7 +26,7 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from typing import Any
 from ..contract import Drift, Tolerance, compare, current, enforce, is_request_key
 from ..errors import CheckpointError, TraceFormatError
 from ..trace.events import Event
+from ..trace.loaders import load_json
 from ..trace.reader import TornTraceWarning, TraceReader
 from .archive import ARCHIVE, INDEX, Archive
 
@@ -93,12 +94,7 @@ class Fixture:
                 REEXTRACT.format(name=folder.name),
             )
         raw = _read_bounded(path, where)
-        try:
-            manifest = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise CheckpointError(
-                where, f"{MANIFEST} is not JSON ({exc})", REEXTRACT.format(name=folder.name)
-            ) from None
+        manifest = load_json(raw, _refused(where, MANIFEST, REEXTRACT.format(name=folder.name)))
         _check_manifest(manifest, where, folder.name)
         return cls(folder, manifest, hashlib.sha256(raw).hexdigest())
 
@@ -177,12 +173,7 @@ class Fixture:
         """The agent's state (a fresh copy each call)."""
         if self._state is None:
             raw = _read_bounded(self.file(STATE), self.where)
-            try:
-                state = json.loads(raw)
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise CheckpointError(
-                    self.where, f"{STATE} is not JSON ({exc})", REEXTRACT.format(name=self.name)
-                ) from None
+            state = load_json(raw, _refused(self.where, STATE, REEXTRACT.format(name=self.name)))
             if not isinstance(state, dict):
                 raise CheckpointError(
                     self.where, f"{STATE} is not a JSON object", REEXTRACT.format(name=self.name)
@@ -324,3 +315,12 @@ def _check_manifest(manifest: Any, where: str, folder_name: str) -> None:
 def _kind(kind: type | tuple[type, ...]) -> str:
     names = {str: "string", int: "whole number", dict: "JSON object", list: "list"}
     return names.get(kind, "value") if isinstance(kind, type) else "value"
+
+
+def _refused(where: str, name: str, fix: str) -> Callable[[int, str], CheckpointError]:
+    """What the bounded JSON loader raises for a fixture's `name`: the fixture, the file and line."""
+
+    def fail(line: int, problem: str) -> CheckpointError:
+        return CheckpointError(where, f"{name} is not JSON (line {line}: {problem})", fix)
+
+    return fail

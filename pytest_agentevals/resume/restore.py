@@ -10,7 +10,11 @@ problem refuses the whole restore, naming the entry:
 - an entry below a link or below a file, the same path twice;
 - a mode with setuid, setgid or sticky bits; a kind other than file, folder or link (the archive
   reader refuses hard links, devices and fifos by their tar type before they become entries);
-- more than `MAX_ENTRIES` entries, more than `MAX_BYTES` bytes, a path longer than `MAX_PATH`.
+- more than `MAX_ENTRIES` entries, more than `MAX_BYTES` bytes, a path or link target longer than
+  `MAX_PATH` bytes or with a component longer than `MAX_NAME` (no file system would take it).
+
+The checks take time linear in the index: paths and link targets are walked component by component
+through one tree of the entries, never by joining every prefix.
 
 Then the entries are written into a scratch folder beside the target — folders and files first
 (created exclusively, never through a link), links last — and the scratch folder is renamed into
@@ -19,6 +23,7 @@ place. Whatever fails on the way, the scratch folder is removed: a restore is wh
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import secrets
@@ -33,7 +38,8 @@ from ..trace.paths import link_problem, path_problem
 
 MAX_ENTRIES = 100_000
 MAX_BYTES = 4 * 1024 * 1024 * 1024  # 4 GiB of file content
-MAX_PATH = 4096
+MAX_PATH = 4096  # bytes of a path or a link's target: Linux's PATH_MAX
+MAX_NAME = 255  # bytes of one path component: NAME_MAX of Linux's and macOS's file systems
 MAX_LINK_HOPS = 40  # links followed while resolving one target (as Linux's own limit)
 
 FILE, FOLDER, LINK = "file", "dir", "link"
@@ -92,17 +98,44 @@ def check_entries(entries: Sequence[Entry], where: str) -> None:
                 f"the workspace holds more than {MAX_BYTES:,} bytes (at {entry.path!r})",
                 "a restore is capped so a hostile archive cannot fill the disk",
             )
+    # One tree of the entries' path components, so each check below walks a path once: linear in
+    # the index's size, where joining every prefix of every path was quadratic in its components.
+    tree = _Node()
+    for path, kind in kinds.items():
+        node = tree
+        for part in path.split("/"):
+            node = node.child(part)
+        node.kind, node.target = kind, links.get(path)
     for path in kinds:
         parts = path.split("/")
-        for depth in range(1, len(parts)):
-            above = "/".join(parts[:depth])
-            if kinds.get(above, FOLDER) != FOLDER:
-                raise refused(where, path, f"lies below {above!r}, which is a {kinds[above]}, not a folder")
+        node = tree
+        for depth, part in enumerate(parts[:-1], 1):
+            node = node.children[part]
+            if node.kind not in (None, FOLDER):
+                above = "/".join(parts[:depth])
+                raise refused(where, path, f"lies below {above!r}, which is a {node.kind}, not a folder")
     for path, target in links.items():
-        if not stays_inside(path, target, links):
+        if not _stays_inside(path, target, tree):
             raise refused(
                 where, path, f"is a link to {target!r}, which leaves the workspace through its other links"
             )
+
+
+class _Node:
+    """One path component of a workspace: what is there (`kind`, a link's `target`) and below it."""
+
+    __slots__ = ("children", "kind", "target")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _Node] = {}
+        self.kind: str | None = None  # None: only a folder implied by the paths below it
+        self.target: str | None = None
+
+    def child(self, part: str) -> _Node:
+        found = self.children.get(part)
+        if found is None:
+            found = self.children[part] = _Node()
+        return found
 
 
 def refused(where: str, path: str, problem: str) -> CheckpointError:
@@ -119,6 +152,9 @@ def _entry_problem(entry: Entry) -> str | None:
         return problem
     if len(entry.path) > MAX_PATH:
         return f"is longer than {MAX_PATH} characters"
+    problem = _too_long(entry.path, "its path")
+    if problem is not None:
+        return problem
     if entry.kind not in KINDS:
         return f"is a {entry.kind}; a workspace holds files, folders and links only"
     high = [name for bit, name in _HIGH_BITS.items() if entry.mode & bit]
@@ -127,18 +163,46 @@ def _entry_problem(entry: Entry) -> str | None:
     if entry.mode & ~0o7777 or entry.mode < 0:
         return f"has a mode that is not a permission mode ({entry.mode:o})"
     if entry.kind == LINK:
+        # Past the OS's limits a link cannot be made: refused here, so verify says so, not restore.
+        if isinstance(entry.target, str) and (problem := _too_long(entry.target, "its link target")):
+            return problem
         return link_problem(entry.path, entry.target)
     if entry.size < 0:
         return "has a negative size"
     return None
 
 
+def _too_long(text: str, what: str) -> str | None:
+    encoded = text.encode("utf-8", "surrogatepass")
+    if len(encoded) > MAX_PATH:
+        return f"has {what} {len(encoded):,} bytes long, over the system's limit of {MAX_PATH} (PATH_MAX)"
+    longest = max(map(len, encoded.split(b"/")), default=0)
+    if longest > MAX_NAME:
+        return f"has {what} with a {longest}-byte name, over the system's limit of {MAX_NAME} (NAME_MAX)"
+    return None
+
+
 def stays_inside(name: str, target: str, links: Mapping[str, str]) -> bool:
     """Whether a link at `name` to `target` resolves inside the workspace, following the workspace's
     own `links` (path -> target) component by component, as the file system would."""
-    pending = [part for part in target.replace("\\", "/").split("/")][::-1]
+    tree = _Node()
+    for path, link_target in links.items():
+        node = tree
+        for part in path.split("/"):
+            node = node.child(part)
+        node.kind, node.target = LINK, link_target
+    return _stays_inside(name, target, tree)
+
+
+def _stays_inside(name: str, target: str, tree: _Node) -> bool:
+    # The resolved path is kept as a stack of tree nodes (None once it leaves every known path), so
+    # each component costs one look-up: time linear in the target and the links it passes through.
+    pending = target.replace("\\", "/").split("/")[::-1]
     folder = posixpath.dirname(name)
-    stack = folder.split("/") if folder else []
+    stack: list[_Node | None] = []
+    for part in folder.split("/") if folder else ():
+        above = stack[-1] if stack else tree
+        stack.append(above.children.get(part) if above is not None else None)
     hops = 0
     while pending:
         part = pending.pop()
@@ -149,14 +213,15 @@ def stays_inside(name: str, target: str, links: Mapping[str, str]) -> bool:
                 return False
             stack.pop()
             continue
-        stack.append(part)
-        current = "/".join(stack)
-        if current in links:
+        above = stack[-1] if stack else tree
+        node = above.children.get(part) if above is not None else None
+        if node is not None and node.kind == LINK and node.target is not None:
             hops += 1
             if hops > MAX_LINK_HOPS:
                 return False  # a loop: treat as leaving, it resolves nowhere
-            stack.pop()
-            pending.extend(links[current].replace("\\", "/").split("/")[::-1])
+            pending.extend(node.target.replace("\\", "/").split("/")[::-1])
+            continue
+        stack.append(node)
     return True
 
 
@@ -197,7 +262,7 @@ def write_entries(root: Path, entries: Iterable[Entry], content: Content) -> Non
             continue
         folder = entry.path if entry.kind == FOLDER else posixpath.dirname(entry.path)
         if folder and folder not in made:
-            os.makedirs(os.path.join(base, folder), exist_ok=True)
+            _make_folders(base, folder)
             made.add(folder)
         if entry.kind == FOLDER:
             os.chmod(os.path.join(base, entry.path), (entry.mode & 0o777) | 0o700)
@@ -214,9 +279,19 @@ def write_entries(root: Path, entries: Iterable[Entry], content: Content) -> Non
     for entry in links:
         folder = posixpath.dirname(entry.path)
         if folder and folder not in made:
-            os.makedirs(root / folder, exist_ok=True)
+            _make_folders(base, folder)
             made.add(folder)
         os.symlink(str(entry.target), root / entry.path)
+
+
+def _make_folders(base: str, folder: str) -> None:
+    # Not os.makedirs: it recurses once per component, and a path of 2,000 one-letter folders
+    # (within PATH_MAX) would end the restore in a RecursionError.
+    path = base
+    for part in folder.split("/"):
+        path = os.path.join(path, part)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(path)
 
 
 def _check_target(workspace: Path) -> None:

@@ -16,7 +16,7 @@ from ..trace.scrub import Scrubber
 from .extract import DecisionPoint, case_data, shared_request, unique_ids
 from .loader import load_goldens
 from .store import DecisionStore, store_path, write_store
-from .yamlio import SafeLoader, dump_yaml
+from .yamlio import SafeLoader, dump_yaml, load_yaml
 
 HEADER = """\
 # Golden step cases, extracted by `agentevals step extract` from {trace}.
@@ -95,7 +95,7 @@ def _appended(text: str, cases: list[dict[str, Any]], display: str) -> str:
         raise GoldenError(
             display, "cannot be appended to: `cases:` is not its last top-level key", "move it last"
         )
-    defaults = yaml.load(text, Loader=SafeLoader).get("defaults") or {}
+    defaults = load_yaml(text, display).get("defaults") or {}
     shared = defaults.get("request") or {}
     for case in cases:
         request = case["context"].get("request")

@@ -10,18 +10,20 @@ from typing import Any
 import yaml
 
 from ..errors import GoldenError
+from ..trace.yaml_loader import fix_for
+from ..trace.yaml_loader import load_yaml as bounded_yaml
 
 SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def load_yaml(text: str, display: str) -> Any:
-    try:
-        return yaml.load(text, Loader=SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{display}:{mark.line + 1}" if mark is not None else display
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise GoldenError(where, f"is not valid YAML: {problem}", "fix the syntax at that line") from None
+    """A goldens file's YAML, through the bounded loader: no alias bomb, unsafe tag or bad date."""
+
+    def fail(line: int, problem: str) -> GoldenError:
+        where = f"{display}:{line}" if line else display
+        return GoldenError(where, problem, fix_for(problem, "fix the file at that line"))
+
+    return bounded_yaml(text, fail)
 
 
 class _Dumper(yaml.SafeDumper):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 from ..errors import NewerTraceVersion, TraceFormatError
 from . import delta
 from .events import EVENT_TYPES, REQUIRED, TRACE_VERSION, Event, type_problem
+from .loaders import load_json
 from .paths import path_problem
 
 
@@ -77,9 +77,9 @@ class TraceReader:
     def _parse(self, raw: bytes, number: int, last: bool) -> Event | None:
         torn = not raw.endswith(b"\n")
         try:
-            text = raw.decode("utf-8")
-            event = json.loads(text)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            # Bounded: a line nested past MAX_DEPTH or a number of thousands of digits is refused.
+            event = load_json(raw.decode("utf-8"), self._refused, number)
+        except (UnicodeDecodeError, TraceFormatError) as exc:
             if last and torn:
                 message = (
                     f"{self.path}:{number}: the last line is incomplete (a crash mid-write?); ignored it"
@@ -87,11 +87,15 @@ class TraceReader:
                 self.problems.append(message)
                 warnings.warn(TornTraceWarning(message), stacklevel=4)
                 return None
-            reason = "not UTF-8" if isinstance(exc, UnicodeDecodeError) else f"not valid JSON ({exc.msg})"
-            raise TraceFormatError(self.path, number, f"the line is {reason}") from None
+            if isinstance(exc, TraceFormatError):
+                raise
+            raise TraceFormatError(self.path, number, "the line is not UTF-8") from None
         if not isinstance(event, dict):
             raise TraceFormatError(self.path, number, f"expected a JSON object, found {type(event).__name__}")
         return event
+
+    def _refused(self, line: int, problem: str) -> TraceFormatError:
+        return TraceFormatError(self.path, line, f"the line is {problem}")
 
     def _check(self, event: Event, number: int, seen_end: bool) -> None:
         kind = event.get("type")

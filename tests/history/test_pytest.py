@@ -498,3 +498,39 @@ def test_day_one_says_in_one_line_what_is_missing_and_the_table_comes_with_data(
     )
     assert second.stdout.str().count("went red only because of flaky tests") == 1
     assert "not enough data" not in second.stdout.str()
+
+
+_BOMB = "".join(
+    f"{name}: &{name} [{', '.join([f'*{prev}'] * 9) if prev else ', '.join(['lol'] * 9)}]\n"
+    for prev, name in zip(["", *"abcdefgh"], "abcdefghi", strict=True)
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            _BOMB + "quarantine: [*i]\n",
+            "*agentevals-quarantine.yaml: holds YAML aliases that expand 30 written nodes into 926,177,116*",
+        ),
+        (
+            "quarantine:\n  - {test: t, owner: o, reason: r, expires: 2026-02-30}\n",
+            "*agentevals-quarantine.yaml:2: quarantine[0].expires: '2026-02-30' is not a date*",
+        ),
+        (
+            "quarantine:\n  - {test: !!int abc, owner: o, reason: r, expires: 2026-02-28}\n",
+            "*agentevals-quarantine.yaml:2: quarantine[0].test: 'abc' is not an integer*",
+        ),
+    ],
+)
+def test_a_hostile_quarantine_file_is_one_usage_error(
+    pytester: pytest.Pytester, text: str, expected: str
+) -> None:
+    # The 422-byte bomb took 40 s and 3.2 GB, then INTERNALERROR with the loaded bomb in its repr.
+    (pytester.path / "agentevals-quarantine.yaml").write_text(text)
+    pytester.makepyfile(test_agent="def test_fine():\n    pass\n")
+    result = pytester.runpytest("--agentevals-sha=c1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert expected.strip("*") in result.stderr.str()  # plain text: `[0]` is no fnmatch class here
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert len(result.stderr.str()) < 1000

@@ -176,3 +176,20 @@ def test_a_snapshot_reads_the_file_as_it_was(tmp_path: Path) -> None:
     append_result(path, result(2))
     assert [r.seed for r in read_results(path, size)] == [0, 1]
     assert [r.seed for r in read_results(path)] == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (
+            '{"seed": ' + "[" * 1000 + "]" * 1000 + "}",
+            "the line is not valid JSON here: nested deeper than 128",
+        ),
+        ('{"seed": ' + "1" * 5000 + "}", "the line is not valid JSON here: a number of thousands of digits"),
+    ],
+)
+def test_a_deep_or_huge_line_names_the_file_and_line(tmp_path: Path, line: str, said: str) -> None:
+    path = tmp_path / "results.jsonl"
+    path.write_text(line_of(result(0)) + "\n" + line + "\n")
+    with pytest.raises(MarathonError, match=rf"results\.jsonl:2: {said}"):
+        read_results(path)

@@ -297,3 +297,67 @@ def test_verify_names_the_member_and_exits_1(fixture_dir: Path, tmp_path: Path) 
         )["ok"]
         is False
     )
+
+
+# -- bounded: deep JSON, long link targets (issue 17) ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("linkname", "problem"),
+    [
+        ("a/" * 20_000 + "x", r"'l' has its link target 40,001 bytes long, over the system's limit of 4096"),
+        ("x" * 300, r"'l' has its link target with a 300-byte name, over the system's limit of 255"),
+    ],
+)
+def test_a_link_target_past_the_os_limits_is_refused_at_verify(
+    fixture_dir: Path, tmp_path: Path, linkname: str, problem: str
+) -> None:
+    # 20,000 components once took seconds per link (every prefix joined) and passed; restore then
+    # crashed making the link. Now verify refuses it as the file system would.
+    craft_archive(
+        fixture_dir,
+        [Member("a", type=tarfile.DIRTYPE, mode=0o755), Member("l", type=tarfile.SYMTYPE, linkname=linkname)],
+    )
+    restore_refused(fixture_dir, tmp_path, problem)
+    result = run_agentevals("resume", "verify", str(fixture_dir), cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_links_through_a_long_chain_of_folders_still_resolve(fixture_dir: Path, tmp_path: Path) -> None:
+    deep = "/".join(["d"] * 1000)  # 1,999 bytes: within PATH_MAX, walked once per component
+    members = [
+        Member(deep, type=tarfile.DIRTYPE, mode=0o755),
+        Member(deep + "/up", type=tarfile.SYMTYPE, linkname="../" * 999 + "d"),
+    ]
+    craft_archive(fixture_dir, members)
+    Fixture.open(fixture_dir).restore(tmp_path / "workspace")
+    assert (tmp_path / "workspace" / deep / "up").is_symlink()
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "state.json", "workspace.index.json"])
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        (b"[" * 1000 + b"]" * 1000, "not valid JSON here: nested deeper than 128 levels"),
+        (b'{"a": ' + b"1" * 5000 + b"}", "not valid JSON here: a number of thousands of digits"),
+    ],
+)
+def test_a_fixture_file_nested_deep_or_with_a_huge_number_is_named(
+    fixture_dir: Path, tmp_path: Path, name: str, data: bytes, problem: str
+) -> None:
+    if name == "manifest.json":
+        (fixture_dir / name).write_bytes(data)
+    else:
+        rewrite(fixture_dir, name, data)
+
+    def use() -> None:
+        fixture = Fixture.open(fixture_dir)
+        fixture.state()
+        fixture.restore(tmp_path / "workspace")
+
+    with pytest.raises(CheckpointError) as raised:
+        use()
+    assert f"counter-2: {name} is not JSON (line 1: {problem}" in str(raised.value)
+    result = run_agentevals("resume", "verify", str(fixture_dir), cwd=tmp_path)
+    assert "Traceback" not in result.stdout + result.stderr

@@ -214,3 +214,37 @@ def test_update_goldens_keeps_facts_that_survived(pytester: pytest.Pytester, gol
     run(pytester, "goldens", "-k", "compaction", "--agentevals-update-goldens").assert_outcomes(passed=1)
     data = (goldens / "refactor.yaml").read_text()
     assert "      keep:\n      - src/parser.py\n      max_tokens: 13\n" in data
+
+
+_BOMB = "".join(
+    f"{name}: &{name} [{', '.join([f'*{prev}'] * 9) if prev else ', '.join(['lol'] * 9)}]\n"
+    for prev, name in zip(["", *"abcdefgh"], "abcdefghi", strict=True)
+)
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "expected"),
+    [
+        (
+            _BOMB + "cases: []\n",
+            "refactor.yaml: holds YAML aliases that expand 30 written nodes into 490,329,066 (refused*",
+        ),
+        (
+            "cases:\n  - id: a\n    kind: tool_choice\n    expect: {tool: !!int abc}\n",
+            "refactor.yaml:4: cases[0].expect.tool: 'abc' is not an integer*",
+        ),
+        (
+            "cases:\n  - id: a\n    kind: tool_choice\n    expect: {tool: x, args: {d: 2026-02-30}}\n",
+            "refactor.yaml:4: cases[0].expect.args.d: '2026-02-30' is not a date*",
+        ),
+    ],
+)
+def test_a_hostile_goldens_file_is_refused_before_it_is_built(
+    pytester: pytest.Pytester, goldens: Path, yaml_text: str, expected: str
+) -> None:
+    (goldens / "refactor.yaml").write_text(yaml_text)
+    result = run(pytester, "goldens")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert f"goldens/{expected.strip('*')}" in result.stdout.str()  # `[0]` is no fnmatch class here
+    assert "Traceback" not in result.stdout.str()
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
