@@ -50,7 +50,11 @@ def load_json(raw: str | bytes, fail: Fail, line: int = 1) -> Any:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
         near = exc.doc[exc.pos : exc.pos + 20] if isinstance(exc.doc, str) else ""
-        raise fail(line + exc.lineno - 1, f"not valid JSON ({exc.msg}, near {excerpt(near)})") from None
+        # A document cut short is wrong on its last written line, not on the empty one after its
+        # newline (where json places the error): one JSON Lines line is one line.
+        end = min(exc.pos, len(exc.doc.rstrip())) if isinstance(exc.doc, str) else exc.pos
+        offset = exc.doc.count("\n", 0, end) if isinstance(exc.doc, str) else exc.lineno - 1
+        raise fail(line + offset, f"not valid JSON ({exc.msg}, near {excerpt(near)})") from None
     except UnicodeDecodeError:
         raise fail(line, "not UTF-8") from None
     except RecursionError:
