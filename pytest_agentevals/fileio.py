@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import os
 import secrets
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -86,6 +87,29 @@ def make_folders(folder: Path, root: Path | None = None) -> None:
     through a committed link would land outside the tree)."""
     refuse_links(folder, root)
     Path(folder).mkdir(parents=True, exist_ok=True)
+
+
+def remove_tree(root: Path) -> None:
+    """Remove `root` and everything below it, best effort, never following a link. Iterative:
+    `shutil.rmtree` recurses once per level on Python 3.11, and a deep hostile tree overflowed it."""
+    pending: list[tuple[str, bool]] = [(os.fspath(root), False)]
+    while pending:
+        path, emptied = pending.pop()
+        try:
+            if emptied:
+                os.rmdir(path)
+            elif not stat.S_ISDIR(os.lstat(path).st_mode):
+                os.unlink(path)
+            else:
+                pending.append((path, True))
+                with os.scandir(path) as entries:
+                    for entry in entries:
+                        if entry.is_dir(follow_symlinks=False):
+                            pending.append((entry.path, False))
+                        else:
+                            os.unlink(entry.path)
+        except OSError:
+            continue  # gone already, or not ours to remove: what is left stays, as rmtree's ignore_errors
 
 
 def _new_temp(path: Path) -> Path:

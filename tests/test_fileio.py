@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentevals.fileio import atomic_path, write_atomic
+from pytest_agentevals.fileio import atomic_path, remove_tree, write_atomic
 
 
 def test_write_atomic_writes_text_and_bytes_and_replaces(tmp_path: Path) -> None:
@@ -53,3 +53,32 @@ def test_the_file_gets_the_umask_permissions_not_owner_only(tmp_path: Path) -> N
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "shared.yaml").stat().st_mode) == 0o644
+
+
+def test_remove_tree_takes_a_tree_deeper_than_the_recursion_limit(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    folder = root
+    for _ in range(1500):  # shutil.rmtree (and os.makedirs) on 3.11 recurse once per level
+        folder = folder / "d"
+        folder.mkdir(parents=folder == root / "d")
+    (root / "d" / "f").write_text("x")
+    remove_tree(root)
+    assert os.listdir(tmp_path) == []
+
+
+def test_remove_tree_removes_a_link_never_what_it_points_to(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "out").symlink_to(outside)
+    (root / "file-link").symlink_to(outside / "keep.txt")
+    remove_tree(root)
+    assert not root.exists()
+    assert (outside / "keep.txt").read_text() == "keep"
+
+
+def test_remove_tree_of_nothing_is_nothing(tmp_path: Path) -> None:
+    remove_tree(tmp_path / "absent")
+    assert os.listdir(tmp_path) == []

@@ -11,7 +11,8 @@ problem refuses the whole restore, naming the entry:
 - a mode with setuid, setgid or sticky bits; a kind other than file, folder or link (the archive
   reader refuses hard links, devices and fifos by their tar type before they become entries);
 - more than `MAX_ENTRIES` entries, more than `MAX_BYTES` bytes, a path or link target longer than
-  `MAX_PATH` bytes or with a component longer than `MAX_NAME` (no file system would take it).
+  `MAX_PATH` bytes or with a component longer than `MAX_NAME` (no file system would take it), a
+  path more than `MAX_DEPTH` levels deep (removing it would overflow Python's recursion).
 
 The checks take time linear in the index: paths and link targets are walked component by component
 through one tree of the entries, never by joining every prefix.
@@ -27,13 +28,13 @@ import contextlib
 import os
 import posixpath
 import secrets
-import shutil
 import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CheckpointError
+from ..fileio import remove_tree
 from ..trace.paths import link_problem, path_problem
 
 MAX_ENTRIES = 100_000
@@ -41,6 +42,9 @@ MAX_BYTES = 4 * 1024 * 1024 * 1024  # 4 GiB of file content
 MAX_PATH = 4096  # bytes of a path or a link's target: Linux's PATH_MAX
 MAX_NAME = 255  # bytes of one path component: NAME_MAX of Linux's and macOS's file systems
 MAX_LINK_HOPS = 40  # links followed while resolving one target (as Linux's own limit)
+# Levels (components) of one path. Python 3.11's shutil.rmtree recurses once per level, so a deeper
+# tree under pytest's tmp_path crashes the cleanup of a later session with a RecursionError.
+MAX_DEPTH = 256
 
 FILE, FOLDER, LINK = "file", "dir", "link"
 KINDS = (FILE, FOLDER, LINK)
@@ -152,6 +156,9 @@ def _entry_problem(entry: Entry) -> str | None:
         return problem
     if len(entry.path) > MAX_PATH:
         return f"is longer than {MAX_PATH} characters"
+    depth = entry.path.count("/") + 1
+    if depth > MAX_DEPTH:
+        return f"lies {depth:,} levels deep, deeper than the {MAX_DEPTH} a restore takes"
     problem = _too_long(entry.path, "its path")
     if problem is not None:
         return problem
@@ -246,7 +253,7 @@ def restore(
             workspace.rmdir()  # empty, checked above; a folder a test made for it
         os.rename(scratch, workspace)
     except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
         raise
     return workspace
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CheckpointError
+from ..fileio import remove_tree
 from .fixture import MANIFEST, Fixture, check_name
 
 
@@ -115,11 +115,11 @@ def write_whole(target: Path, build: Callable[[Path], None], *, force: bool) -> 
             old = _fresh(target, "replaced", make=False)
             os.rename(target, old)
             os.rename(scratch, target)
-            shutil.rmtree(old, ignore_errors=True)
+            remove_tree(old)
         else:
             os.rename(scratch, target)
     except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
         raise
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_agentevals.errors import CheckpointError
 from pytest_agentevals.resume.fixture import Fixture
-from pytest_agentevals.resume.restore import MAX_BYTES, MAX_ENTRIES
+from pytest_agentevals.resume.restore import MAX_BYTES, MAX_DEPTH, MAX_ENTRIES
 from pytest_agentevals.resume.store import open_fixture
 
 from ..conftest import run_agentevals
@@ -325,14 +325,23 @@ def test_a_link_target_past_the_os_limits_is_refused_at_verify(
 
 
 def test_links_through_a_long_chain_of_folders_still_resolve(fixture_dir: Path, tmp_path: Path) -> None:
-    deep = "/".join(["d"] * 1000)  # 1,999 bytes: within PATH_MAX, walked once per component
+    deep = "/".join(["d"] * (MAX_DEPTH - 1))  # walked once per component, not once per prefix
     members = [
         Member(deep, type=tarfile.DIRTYPE, mode=0o755),
-        Member(deep + "/up", type=tarfile.SYMTYPE, linkname="../" * 999 + "d"),
+        Member(deep + "/up", type=tarfile.SYMTYPE, linkname="../" * (MAX_DEPTH - 2) + "d"),
     ]
     craft_archive(fixture_dir, members)
     Fixture.open(fixture_dir).restore(tmp_path / "workspace")
     assert (tmp_path / "workspace" / deep / "up").is_symlink()
+
+
+def test_a_folder_deeper_than_a_restore_takes_is_refused(fixture_dir: Path, tmp_path: Path) -> None:
+    # 1,000 levels restored fine, then crashed pytest's own tmp_path cleanup in a later session
+    # (shutil.rmtree recursing once per level on Python 3.11).
+    deep = "/".join(["d"] * 1000)
+    craft_archive(fixture_dir, [Member(deep, type=tarfile.DIRTYPE, mode=0o755)])
+    restore_refused(fixture_dir, tmp_path, r"lies 1,000 levels deep, deeper than the 256 a restore takes")
+    assert not (tmp_path / "workspace").exists()
 
 
 @pytest.mark.parametrize("name", ["manifest.json", "state.json", "workspace.index.json"])
