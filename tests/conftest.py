@@ -18,21 +18,21 @@ import pytest_agentevals
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(scope="session", autouse=True)
 def _load_every_module() -> None:
-    """Import every module of the package once, for the whole suite.
+    """Import every module of the package once, for the whole suite, before its first test.
 
     The suite's in-process pytester runs drop the modules each run imported (pytester snapshots
     sys.modules). With the engines loading lazily, every run would import them anew — seconds over
     the suite — and import libyaml's C extension anew, whose node classes outlive a re-import.
     Imported here, they stay across runs, as they stay in a user's one session. Lazy loading itself
-    is checked in fresh processes (tests/repo/test_imports.py).
+    is checked in fresh processes (tests/repo/test_imports.py). A fixture, not a conftest import:
+    the suite's own `pytest --co` subprocesses load this conftest and need none of it (the SDK
+    alone costs them seconds).
     """
     for module in pkgutil.walk_packages(pytest_agentevals.__path__, "pytest_agentevals."):
         if not module.name.endswith("__main__"):
             importlib.import_module(module.name)
-
-
-_load_every_module()
 
 
 def make_fake_key(label: str = "test") -> str:
