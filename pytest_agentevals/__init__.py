@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         TraceFormatError,
         UnrecordedRequest,
     )
+    from .endpoint.server import ModelEndpoint, model_endpoint
     from .guards.left import BudgetLeft, budget_left, expect_progress
     from .hooks import AgentEvalsDeprecationWarning, AgentRun
     from .recording.guard import Guard
@@ -89,6 +90,7 @@ __all__ = [
     "HistoryError",
     "Layer",
     "LedgerError",
+    "ModelEndpoint",
     "NewerTraceVersion",
     "Recorder",
     "RecordingError",
@@ -113,6 +115,7 @@ __all__ = [
     "compaction",
     "current_recorder",
     "expect_progress",
+    "model_endpoint",
     "note",
     "read_trace",
     "resume_point_from_trace",
