@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ._lazy import attach
 
 if TYPE_CHECKING:
+    from .endpoint.server import ModelEndpoint, model_endpoint
     from .errors import (
         AgentEvalsError,
         CassetteError,
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
         TraceFormatError,
         UnrecordedRequest,
     )
-    from .endpoint.server import ModelEndpoint, model_endpoint
     from .guards.left import BudgetLeft, budget_left, expect_progress
     from .hooks import AgentEvalsDeprecationWarning, AgentRun
     from .recording.guard import Guard
