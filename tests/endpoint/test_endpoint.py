@@ -209,10 +209,11 @@ def test_an_upstream_that_drops_mid_stream_cuts_the_client_short_and_is_recorded
         SimServer([Fault.drop(mid_stream=True)]) as sim,
         Recorder(path, http=False),
         model_endpoint(upstream=sim.url) as endpoint,
-        pytest.raises(anthropic.APIError) as raised,
+        pytest.raises(Exception, match="incomplete chunked read") as raised,
     ):
         agent.run(client(endpoint.url), 2)
-    assert not isinstance(raised.value, anthropic.APIStatusError)  # a broken stream, as from the API
+    # The stream breaks in the client's hands, as the API's own broken stream does (no retry there).
+    assert type(raised.value).__name__ == "RemoteProtocolError"
     (call,) = model_calls(path)
     assert call["response"]["status"] == 200
     assert [e["data"]["type"] for e in call["response"]["sse"]][:2] == [
@@ -320,7 +321,7 @@ def test_another_runs_client_is_never_answered() -> None:
                 model="m", max_tokens=1, messages=[{"role": "user", "content": "x"}]
             )
         assert first.forwarded == 0
-    assert first.url.startswith("http://127.0.0.1:")
+        assert first.url.startswith(f"http://127.0.0.1:{first.port}/agentevals-")
 
 
 def test_the_first_event_reaches_the_client_before_the_upstream_finishes(tmp_path: Path) -> None:
