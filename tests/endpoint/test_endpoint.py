@@ -357,3 +357,36 @@ def test_the_first_event_reaches_the_client_before_the_upstream_finishes(tmp_pat
     assert rest == tail
     (call,) = model_calls(path)
     assert [e["event"] for e in call["response"]["sse"]] == ["message_start", "message_stop"]
+
+
+def post(endpoint_url: str, port: int, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"content-type": "application/json", "x-api-key": make_fake_key("raw")}
+    connection.request("POST", endpoint_url.split(str(port), 1)[1] + path, json.dumps(body), headers)
+    response = connection.getresponse()
+    return response.status, json.loads(response.read())
+
+
+def test_beta_messages_and_count_tokens_are_recorded_and_replayed(tmp_path: Path) -> None:
+    path = tmp_path / "beta.trace.jsonl"
+    ask = {"model": agent.MODEL, "messages": [{"role": "user", "content": "How long is this?"}]}
+    with SimServer([Reply.text("beta answer")]) as sim:
+        with Recorder(path, http=False), model_endpoint(upstream=sim.url) as endpoint:
+            counted = post(endpoint.url, endpoint.port, "/v1/messages/count_tokens", ask)
+            answered = post(endpoint.url, endpoint.port, "/v1/messages?beta=true", {**ask, "max_tokens": 50})
+        assert len(sim.requests) == 1  # the sim lists Messages requests, not count_tokens
+        assert endpoint.forwarded == 2
+    assert counted[0] == 200
+    assert counted[1]["input_tokens"] > 0
+    assert answered[0] == 200
+    assert answered[1]["content"][0]["text"] == "beta answer"
+    urls = [call["request"]["url"] for call in model_calls(path)]
+    assert urls[0].endswith("/v1/messages/count_tokens")
+    assert urls[1].endswith("/v1/messages?beta=true")
+    with Replayer(path) as replay, model_endpoint(upstream="http://127.0.0.1:9") as endpoint:
+        assert post(endpoint.url, endpoint.port, "/v1/messages/count_tokens", ask) == counted
+        assert (
+            post(endpoint.url, endpoint.port, "/v1/messages?beta=true", {**ask, "max_tokens": 50}) == answered
+        )
+    assert replay.report.served_http == 2
+    assert endpoint.forwarded == 0
