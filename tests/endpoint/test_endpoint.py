@@ -390,3 +390,12 @@ def test_beta_messages_and_count_tokens_are_recorded_and_replayed(tmp_path: Path
         )
     assert replay.report.served_http == 2
     assert endpoint.forwarded == 0
+
+
+def test_with_no_run_active_nothing_is_answered_nor_forwarded() -> None:
+    with SimServer(script()) as sim, model_endpoint(upstream=sim.url) as endpoint:
+        status, body = post(endpoint.url, endpoint.port, "/v1/messages", {"model": "m", "max_tokens": 1})
+        assert sim.requests == []
+        assert endpoint.forwarded == 0
+    assert status == 400
+    assert "no run is being recorded or replayed" in body["error"]["message"]
