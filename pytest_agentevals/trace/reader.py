@@ -16,8 +16,9 @@ from .paths import path_problem
 # Deltas are resolved into whole requests and workspaces, which a crafted trace can make quadratic:
 # a 12 MB file of deltas that keep everything expands into gigabytes. Resolving counts what it
 # builds, in references held (a list item is one, a dict entry three: its hash, key and value), and
-# refuses a trace past this many per byte read, or MIN_RESOLVED, whichever is more (about 64 MB). A real run adds what each step
-# sends, so it stays far below until thousands of steps without compaction.
+# refuses a trace past this many per byte read, or MIN_RESOLVED, whichever is more (about 64 MB).
+# A real run adds what each step sends, so it stays far below until thousands of steps without
+# compaction.
 MAX_RESOLVED_PER_BYTE = 1
 MIN_RESOLVED = 8_000_000
 EXPANSION_FIX = (

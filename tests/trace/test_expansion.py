@@ -93,7 +93,8 @@ def test_request_deltas_that_keep_everything_are_refused_with_bounded_memory(tmp
     refused, peak = peak_of(lambda: load_cassette(path))
     assert isinstance(refused, CassetteError), refused
     message = str(refused)
-    assert f"{path}:" in message and "request deltas expand" in message
+    assert f"{path}:" in message
+    assert "request deltas expand" in message
     assert refused.line < 600  # refused where the expansion passes the bound, not at the end
     assert "re-record it" in message
     assert peak < 100_000_000  # resolved, the file takes 320 MB of list slots
@@ -125,7 +126,8 @@ def test_workspace_deltas_resolved_whole_are_refused(tmp_path: Path) -> None:
     path = workspace_chain(tmp_path / "w.trace.jsonl")
     refused, peak = peak_of(lambda: read_trace(path))
     assert isinstance(refused, TraceFormatError), refused
-    assert "workspace deltas expand" in str(refused) and f"{path}:" in str(refused)
+    assert "workspace deltas expand" in str(refused)
+    assert f"{path}:" in str(refused)
     assert peak < 200_000_000  # resolved, 2,000 copies of a 2,000-file workspace: about 400 MB
 
 
