@@ -2,12 +2,13 @@
 
 For each reader bound by issue 17 — the trace, a vcrpy YAML cassette, a goldens file, the
 quarantine file, a marathon results file, a checkpoint's workspace index (its link check), the
-day ledger — two files of the same size are written: a valid one, and the same with a hostile
-part (a YAML alias bomb, JSON nested 100,000 deep, a number of 5,000 digits, a link target of
-thousands of components). Each is read in a fresh process, which reports its CPU seconds and peak
-resident memory; printed are the ratios hostile / valid (`time_ratio`, `peak_ratio`) and the
-hostile file's peak (`peak_mb`, the interpreter's own included). A reader capped below the size
-(the ledger at 1 MiB) is measured at its cap.
+day ledger, a trace's request deltas (a cassette load) and workspace deltas (`resume extract`) —
+two files of the same size are written: a valid one, and the same with a hostile part (a YAML alias
+bomb, JSON nested 100,000 deep, a number of 5,000 digits, a link target of thousands of components,
+deltas that keep a whole history or workspace each step). Each is read in a fresh process, which
+reports its CPU seconds and peak resident memory; printed are the ratios hostile / valid
+(`time_ratio`, `peak_ratio`) and the hostile file's peak (`peak_mb`, the interpreter's own
+included). A reader capped below the size (the ledger at 1 MiB) is measured at its cap.
 
 Prints one JSON line per figure. `--quick` uses 1 MB files instead of 10 MB.
 """
@@ -34,6 +35,26 @@ BOMB = "".join(
 )
 START = {"type": "run_start", "v": 1, "run_id": "r", "agent": "a", "started_at": "2026-01-01", "contract": {}}
 DEEP = "[" * 100_000 + "]" * 100_000
+
+
+END = {"type": "run_end", "seq": 0, "t": 0.0, "status": "ok", "totals": {}}
+
+
+def _call(seq: int, request: dict[str, object]) -> dict[str, object]:
+    request = {"method": "POST", "url": "http://127.0.0.1/v1/messages", **request}
+    return {
+        "type": "model_call",
+        "seq": seq,
+        "t": 0.0,
+        "step": seq,
+        "provider": "anthropic",
+        "request": request,
+        "response": {"status": 200, "json": {}},
+    }
+
+
+def _checkpoint(seq: int, workspace: dict[str, object]) -> dict[str, object]:
+    return {"type": "checkpoint", "seq": seq, "t": 0.0, "step": seq, "state": {}, "workspace": workspace}
 
 
 def _repeat(unit: str, size: int) -> str:
@@ -74,6 +95,41 @@ def write(reader: str, hostile: bool, size: int, folder: Path) -> Path:
         entries += [{"path": f"l{n:06d}", "type": "link", "target": target} for n in range(size // per)]
         path = folder / "workspace.index.json"
         path.write_text(json.dumps({"format": 1, "entries": entries}))
+    elif reader == "request deltas":
+        # Valid: a run appending a message of 400 bytes per step and compacting every 50 steps.
+        # Hostile: one request of tiny messages (a quarter of the size), then deltas keeping them all.
+        path = folder / "x.trace.jsonl"
+        tiny = size // 12
+        first = {"model": "m", "messages": [0] * tiny if hostile else [{"role": "user", "content": "go"}]}
+        lines = [json.dumps(START), json.dumps(_call(1, {"headers": {}, "body": first}))]
+        written, length = sum(map(len, lines)), len(first["messages"])
+        for n in range(2, size):
+            if written >= size:
+                break
+            if hostile:
+                change = {"keep": tiny, "append": []}
+            else:
+                keep = 0 if n % 50 == 0 else length
+                change = {"keep": keep, "append": [{"role": "user", "content": "x" * 400}]}
+                length = keep + 1
+            lines.append(json.dumps(_call(n, {"body_delta": change})))
+            written += len(lines[-1]) + 1
+        path.write_text("\n".join([*lines, json.dumps(END)]) + "\n")
+    elif reader == "workspace deltas":
+        # The same workspace of small files in both; each checkpoint changes one file, with 400
+        # bytes of content when valid, with none when hostile (so many more checkpoints).
+        path = folder / "x.trace.jsonl"
+        count = size // 400
+        whole = {"root": "/w", "files": {f"f{n}": {"size": 1, "text": "a"} for n in range(count)}}
+        lines = [json.dumps(START), json.dumps(_checkpoint(1, whole))]
+        written, text = sum(map(len, lines)), "" if hostile else "b" * 400
+        for n in range(2, size):
+            if written >= size:
+                break
+            changed = {f"f{n % count}": {"size": len(text), "text": text}}
+            lines.append(json.dumps(_checkpoint(n, {"root": "/w", "base": "previous", "files": changed})))
+            written += len(lines[-1]) + 1
+        path.write_text("\n".join([*lines, json.dumps(END)]) + "\n")
     elif reader == "ledger":
         size = min(size, 1 << 20)
         days = {f"2026-01-{n:06d}": {"spent": 1.0} for n in range(size // 32)}
@@ -114,6 +170,14 @@ def read(reader: str, path: Path) -> None:
             from pytest_agentevals.resume.restore import check_entries
 
             check_entries(read_index(path, str(path)), str(path))
+        elif reader == "request deltas":
+            from pytest_agentevals.replay.loader import load_cassette
+
+            load_cassette(path)
+        elif reader == "workspace deltas":
+            from pytest_agentevals.resume.extraction import extract
+
+            extract(path, "latest", "x", path.parent / "fixtures")
         elif reader == "ledger":
             from pytest_agentevals.guards.ledger import Ledger
 
@@ -149,7 +213,17 @@ def measure(reader: str, path: Path) -> dict[str, float]:
     return result
 
 
-READERS = ("trace", "vcr cassette", "goldens", "quarantine", "results", "workspace index", "ledger")
+READERS = (
+    "trace",
+    "vcr cassette",
+    "goldens",
+    "quarantine",
+    "results",
+    "workspace index",
+    "ledger",
+    "request deltas",
+    "workspace deltas",
+)
 
 
 def main() -> None:
@@ -157,6 +231,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="1 MB files instead of 10 MB")
+    parser.add_argument("--reader", action="append", choices=READERS, help="only these readers")
     parser.add_argument("--child", nargs=2, metavar=("READER", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -164,7 +239,7 @@ def main() -> None:
         return
     size = 1_000_000 if args.quick else 10_000_000
     with tempfile.TemporaryDirectory() as folder:
-        for reader in READERS:
+        for reader in args.reader or READERS:
             runs = {}
             for hostile in (False, True):
                 where = Path(folder) / f"{reader}-{hostile}".replace(" ", "-")

@@ -28,11 +28,12 @@ from .errors import LinkRefused
 
 
 @contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
+def atomic_path(path: Path, root: Path | None = None) -> Iterator[Path]:
     """A temporary path beside `path` to write to (by any means); on a clean exit it is synced and
-    renamed over `path`, on an exception removed. The folder of `path` must exist."""
+    renamed over `path`, on an exception removed. The folder of `path` must exist. Links are refused
+    as `refuse_links(path, root)` does."""
     path = Path(path)
-    refuse_links(path)
+    refuse_links(path, root)
     temp = _new_temp(path)
     try:
         yield temp
@@ -43,10 +44,10 @@ def atomic_path(path: Path) -> Iterator[Path]:
         raise
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write `data` (text as UTF-8) to `path` atomically."""
+def write_atomic(path: Path, data: str | bytes, root: Path | None = None) -> None:
+    """Write `data` (text as UTF-8) to `path` atomically, never through a link (`refuse_links`)."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    with atomic_path(path) as temp:
+    with atomic_path(path, root) as temp:
         temp.write_bytes(raw)
 
 

@@ -127,9 +127,11 @@ class HistoryCollector:
                     item.user_properties.append((VARIANT_PROPERTY, variant))
             entry = self.quarantine.protects(item.nodeid, self.today)
             if entry is not None:
-                reason = (
-                    f"{quarantine.REASON_PREFIX}: {entry.reason} (owner {entry.owner}, "
-                    f"until {entry.expires.isoformat()})"
+                from ..trace.terminal import safe_line
+
+                reason = (  # pytest prints it as it is; the quarantine file comes from the repository
+                    f"{quarantine.REASON_PREFIX}: {safe_line(entry.reason)} "
+                    f"(owner {safe_line(entry.owner)}, until {entry.expires.isoformat()})"
                 )
                 item.add_marker(pytest.mark.xfail(reason=reason, strict=False))
 
@@ -264,10 +266,13 @@ class HistoryCollector:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker or not (self.report or self.gating or self.problems or self.notes):
             return
+        from ..trace.terminal import safe
         from .budgets import FLAKY_EXIT_CODE
         from .report import text_lines  # only a session with something to say loads the report
 
-        write = terminalreporter.write_line
+        def write(text: str, **markup: bool) -> None:
+            terminalreporter.write_line(safe(text), **markup)  # test ids come from the history
+
         terminalreporter.write_sep("=", "agentevals flakiness")
         if self.report is not None:
             for text, colour in text_lines(self.report):

@@ -55,7 +55,7 @@ def load_cassette(path: str | Path, from_step: int | None = None) -> Cassette:
 
 
 def _load_trace(path: Path) -> Cassette:
-    reader = TraceReader(path)
+    reader = TraceReader(path, workspaces=False)  # a replay boots from a checkpoint's state only
     events: list[Event] = []
     try:
         with warnings.catch_warnings():

@@ -95,6 +95,7 @@ class ReplayLayer:
         """The replay's report section; a warning for a sequential replay that diverged, and one for
         a contract drift that `contract_tolerate` let through (a tolerance is never silent)."""
         from ..contract import ContractDriftWarning, table
+        from ..trace.terminal import safe
         from .report import ReplayDivergenceWarning
 
         replayer = session.replayer
@@ -107,8 +108,10 @@ class ReplayLayer:
             where = session.path or item.nodeid
             warnings.warn(
                 ContractDriftWarning(
-                    f"{where}: the contract drifted, tolerated by contract_tolerate:\n"
-                    + table(replayer.report.tolerated)
+                    safe(
+                        f"{where}: the contract drifted, tolerated by contract_tolerate:\n"
+                        + table(replayer.report.tolerated)
+                    )
                 ),
                 stacklevel=1,
             )

@@ -14,6 +14,7 @@ from ..recording import program as programs
 from ..recording.factory import recorder_for
 from ..settings import Settings
 from ..settings.argv import Command, Program
+from ..trace.terminal import safe
 from .loader import load_cassette
 from .report import ReplayReport
 from .session import ReplaySession
@@ -47,7 +48,7 @@ class ProgramReplay:
             lines.append(self.report.text())
         if self.output is not None:
             lines.append(f"agentevals replay: wrote {self.output}")
-        return "\n".join(lines)
+        return safe("\n".join(lines))  # a failure quotes the cassette, a crash the program's output
 
 
 def replay_program(

@@ -108,7 +108,7 @@ def promote(source: Path, name: str, settings: Settings, *, force: bool = False)
 
 def complete_events(source: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """The trace's complete events, and a run_end to append when the run never wrote one."""
-    reader = TraceReader(source)
+    reader = TraceReader(source, workspaces=False)  # the writer stores workspace deltas as read
     events: list[dict[str, Any]] = []
     try:
         with warnings.catch_warnings():

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..contract import Drift, table
+from ..trace.terminal import safe
 
 
 class ReplayDivergenceWarning(UserWarning):
@@ -84,4 +85,4 @@ class ReplayReport:
             lines.append(divergence.render() if i == 0 else "  " + divergence.headline)
         if len(self.divergences) > limit:
             lines.append(f"  … and {len(self.divergences) - limit} more")
-        return "\n".join(lines)
+        return safe("\n".join(lines))  # requests, names and contract values come from cassettes

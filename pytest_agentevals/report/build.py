@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ReportError
-from ..fileio import write_atomic
+from ..fileio import make_folders, write_atomic
 from . import secrets
 from .html import render_page
 from .markdown import summary_markdown
@@ -104,13 +104,14 @@ def default_title(runs: Sequence[RunView]) -> str:
     return f"{len(runs)} runs — agentevals run report"
 
 
-def write_report(report: Report, path: str | Path, fmt: str = "html") -> int:
+def write_report(report: Report, path: str | Path, fmt: str = "html", *, root: Path | None = None) -> int:
     """Write the report atomically (a temporary file beside it, then a rename), so a reader never
-    sees half a page; returns its size in bytes. Nothing is written if the report is refused."""
+    sees half a page; returns its size in bytes. Nothing is written if the report is refused, and
+    nothing through a link between `root` (default: the working directory) and it (`LinkRefused`)."""
     data = report.render(fmt).encode("utf-8", "replace")  # a lone surrogate from a trace becomes "?"
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(target, data)
+    make_folders(target.parent, root)  # a folder made through a committed link lands outside the tree
+    write_atomic(target, data, root)
     return len(data)
 
 

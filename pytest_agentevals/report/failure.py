@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import AgentEvalsError
 from ..trace.scrub import Scrubber
+from ..trace.terminal import safe
 
 # Whose frames a failure of ours hides: ours, the SDK's and its HTTP stack's, vcrpy's, pytest's.
 HIDDEN_PACKAGES = (
@@ -138,7 +139,8 @@ class OurFailure:
         self.rootdir = rootdir
         # The message goes to the terminal and into a JUnit XML file: no secret it quotes (a live
         # request's key in a divergence, a value the model echoed) goes with it.
-        self.message = Scrubber().scrub_text(str(error))
+        # Nor a control character it quotes (a cassette's content, a fixture's name): terminal-safe.
+        self.message = safe(Scrubber().scrub_text(str(error)))
         first = self.message.splitlines()[0] if self.message else ""
         where = self.frames[-1] if self.frames else None
         self.reprcrash = Crash(
@@ -168,7 +170,7 @@ class OurFailure:
         out = [(f"E   {type(self.error).__name__}: {message[0]}", red)]
         out += [(f"E   {line}", red) for line in message[1:]]
         if self.raised is not self.error:
-            raised = Scrubber().scrub_text(str(self.raised))
+            raised = safe(Scrubber().scrub_text(str(self.raised)))
             out.append((f"E   (raised as {type(self.raised).__name__}: {raised})", red))
         out.append(("", {}))
         for frame in self.frames:

@@ -61,6 +61,7 @@ class SessionReport:
 
     def __init__(self, config: pytest.Config, path: Path) -> None:
         self.path = path
+        self.rootdir = config.rootpath
         self.is_worker = is_worker(config)
         self.traces: dict[str, None] = {}  # in the order the tests recorded them
         self.outcome: tuple[bool, str] | None = None  # (written, the line the terminal shows)
@@ -80,7 +81,7 @@ class SessionReport:
         try:
             verdicts = session.config.stash.get(VERDICTS_KEY, [])
             report = build_report(traces, verdicts=verdicts, allow_empty=True)
-            size = write_report(report, self.path)
+            size = write_report(report, self.path, root=self.rootdir)
         except AgentEvalsError as exc:
             self.outcome = (False, f"agentevals report: not written: {exc}")
             return

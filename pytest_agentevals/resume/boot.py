@@ -36,7 +36,8 @@ class ResumePoint:
     - `step`: the checkpoint's step in the source run;
     - `lineage`: the source trace and its SHA-256, the step, the time into the run, the tokens and
       cost spent so far, the verified progress made (`progress`), compactions and restarts;
-    - `events`: the source trace up to and including the checkpoint.
+    - `events`: the source trace up to and including the checkpoint (its workspace whole; an
+      earlier checkpoint's as the trace stores it, a delta against the one before).
     """
 
     name: str | None

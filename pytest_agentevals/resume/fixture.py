@@ -248,7 +248,7 @@ def read_events(path: Path, where: str) -> list[Event]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TornTraceWarning)
-            return list(TraceReader(path))
+            return list(TraceReader(path, workspaces=False))  # the workspace is the archive's
     except TraceFormatError as exc:
         raise CheckpointError(
             where, f"{path.name}:{exc.line}: {exc.problem}", "re-extract the fixture"

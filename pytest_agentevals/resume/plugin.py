@@ -150,8 +150,12 @@ class ResumeLayer:
         try:
             session.boot()
             if session.drifts:
+                from ..trace.terminal import safe  # the recorded values come from the fixture
+
                 warnings.warn(
-                    ContractDriftWarning(f"{fixture.where}: the contract drifted:\n{table(session.drifts)}"),
+                    ContractDriftWarning(
+                        safe(f"{fixture.where}: the contract drifted:\n{table(session.drifts)}")
+                    ),
                     stacklevel=1,
                 )
             yield session
@@ -181,4 +185,6 @@ class ResumeLayer:
         lines.append(
             session.phase.summary() if session.ran else f"the leg did not run; trace {session.trace}"
         )
-        return "\n".join(lines)
+        from ..trace.terminal import safe
+
+        return safe("\n".join(lines))  # names and contract values come from a fixture

@@ -37,6 +37,7 @@ from typing import Any
 
 from ..contract import Drift, Tolerance
 from ..errors import AgentEvalsError, RunStopped
+from ..fileio import make_folders
 from ..recording.factory import recorder_for
 from ..recording.guard import Guard
 from ..recording.recorder import Recorder, current_recorder
@@ -152,7 +153,8 @@ class ResumeSession:
         self.drifts = self.fixture.check_contract(self.declared, policy=self.policy, tolerate=self.tolerate)
         self.fixture.restore(self.workspace)
         self.state = self.fixture.state()
-        self.trace.parent.mkdir(parents=True, exist_ok=True)
+        # Never made through a committed link (`.agentevals` pointing outside the tree).
+        make_folders(self.trace.parent, self._settings.rootdir if self._settings is not None else None)
         self.trace.unlink(missing_ok=True)
         self.recorder = recorder_for(
             self.trace,

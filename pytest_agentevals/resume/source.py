@@ -86,7 +86,9 @@ def read_checkpoint(trace: str | Path, at: int | str) -> SourceCheckpoint:
     if not path.is_file():
         raise CheckpointError(path, "no such trace", "give the .trace.jsonl of a recorded run")
     events: list[Event] = []
-    reader = TraceReader(path)
+    # Workspace deltas are left as stored: only the chosen checkpoint's workspace is rebuilt, by
+    # applying the chain to one state (resolving each would copy the whole workspace per checkpoint).
+    reader = TraceReader(path, workspaces=False)
     chosen: int | None = None
     steps: list[int] = []
     try:
@@ -110,13 +112,58 @@ def read_checkpoint(trace: str | Path, at: int | str) -> SourceCheckpoint:
             "the harness reports checkpoints with pytest_agentevals.checkpoint(state, workspace=...); "
             "choose a step at or after the first one",
         )
+    workspaces = _workspaces_through(events, chosen)
+    checkpoint = events[chosen]
+    snapshot = checkpoint.get("workspace")
+    if isinstance(snapshot, dict) and snapshot.get("base") == "previous":
+        whole = {"root": snapshot["root"], "files": dict(workspaces[snapshot["root"]])}
+        events[chosen] = {**checkpoint, "workspace": whole}
     return SourceCheckpoint(
         path=path,
         sha256=file_sha256(path),
         events=events[: chosen + 1],
-        after=events[chosen + 1 :],
+        after=_whole_first(events[chosen + 1 :], workspaces),
         torn=bool(reader.problems),
     )
+
+
+def _workspaces_through(events: list[Event], last: int) -> dict[str, dict[str, Any]]:
+    """Each root's whole workspace at event `last`: the deltas applied in place to one state per
+    root, so the work is what the trace holds (the reader checked every path and base)."""
+    states: dict[str, dict[str, Any]] = {}
+    for event in events[: last + 1]:
+        snapshot = event.get("workspace") if event.get("type") == "checkpoint" else None
+        if not isinstance(snapshot, dict):
+            continue
+        root = snapshot["root"]
+        if snapshot.get("base") != "previous":
+            states[root] = dict(snapshot["files"])
+            continue
+        state = states[root]
+        state.update(snapshot["files"])
+        for name in snapshot.get("removed", []):
+            state.pop(name, None)
+    return states
+
+
+def _whole_first(after: list[Event], workspaces: dict[str, dict[str, Any]]) -> list[Event]:
+    """The events after the checkpoint, each root's first workspace delta among them made whole
+    (what it changes is before them), so they stand as a recording of their own."""
+    pending = dict(workspaces)
+    out = list(after)
+    for index, event in enumerate(out):
+        snapshot = event.get("workspace") if event.get("type") == "checkpoint" else None
+        if not isinstance(snapshot, dict) or snapshot["root"] not in pending:
+            continue
+        state = pending.pop(snapshot["root"])
+        if snapshot.get("base") == "previous":
+            files = {**state, **snapshot["files"]}
+            for name in snapshot.get("removed", []):
+                files.pop(name, None)
+            out[index] = {**event, "workspace": {"root": snapshot["root"], "files": files}}
+        if not pending:
+            break
+    return out
 
 
 def lineage_of(source: SourceCheckpoint) -> dict[str, Any]:

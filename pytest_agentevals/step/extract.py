@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import GoldenError, TraceError
 from ..trace.events import Event
 from ..trace.messages import response_message
-from ..trace.reader import read_trace
+from ..trace.reader import TraceReader
 from .decision import Decision
 from .kinds import KIND_NAMES, KINDS
 from .store import Exchange
@@ -253,7 +253,8 @@ def select(
 def points_in(trace: str | Path) -> list[DecisionPoint]:
     """Every decision point of a recorded run. Raises GoldenError when it cannot be read."""
     try:
-        events = read_trace(trace)
+        # A decision needs a checkpoint's state, never its workspace: workspace deltas stay as stored.
+        events = list(TraceReader(trace, workspaces=False))
     except TraceError as exc:
         raise GoldenError(
             str(trace), f"cannot be read: {exc}", "give a trace recorded by agentevals"

@@ -109,22 +109,24 @@ class StepLayer:
         done = self.flushed
         if done is None or not (done.recorded or done.reblessed or done.errors):
             return
+        from ..trace.terminal import safe  # case ids and decisions come from goldens files and traces
+
         terminalreporter.write_sep("=", "agentevals step cases")
         for line in done.recorded:
-            terminalreporter.write_line(line)
+            terminalreporter.write_line(safe(line))
         if done.reblessed:
             terminalreporter.write_line(
                 f"re-blessed {len(done.reblessed)} step case(s) from their current decisions:"
             )
             for _, diff in done.reblessed:
-                for line in diff.splitlines():
+                for line in safe(diff).splitlines():
                     terminalreporter.write_line(
                         line,
                         green=line.startswith("+") and not line.startswith("+++"),
                         red=line.startswith("-") and not line.startswith("---"),
                     )
         for line in done.errors:
-            terminalreporter.write_line(line, red=True)
+            terminalreporter.write_line(safe(line), red=True)
 
 
 # -- goldens files as collectors, step cases as items -------------------------------------------------

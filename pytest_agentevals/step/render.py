@@ -1,5 +1,9 @@
 """The step layer as a person reads it: a failing case (the expectation and the decision side by side,
-by field), a recorded run's decision points, and the cases `agentevals step extract` wrote."""
+by field), a recorded run's decision points, and the cases `agentevals step extract` wrote.
+
+What a goldens file or a trace holds comes from pull requests: every text here is terminal-safe
+(`trace/terminal.py`), a table's cells escaped before they are wrapped so the columns stay aligned.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..trace.scrub import Scrubber
+from ..trace.terminal import safe
 from .expectation import Outcome
 from .extract import DecisionPoint
 from .matchers import Row
@@ -37,9 +42,9 @@ def table(rows: Sequence[Row]) -> str:
     out = [head.rstrip(), "  " + "-" * (FIELD_WIDTH + 2 * VALUE_WIDTH + 2)]
     for row in rows:
         mark = "" if row.ok else "✗" + (f" {row.note}" if row.note else "")
-        field = _cell(row.field, FIELD_WIDTH)
-        expected = _cell(row.expected, VALUE_WIDTH)
-        actual = _cell(row.actual, VALUE_WIDTH)
+        field = _cell(safe(row.field), FIELD_WIDTH)
+        expected = _cell(safe(row.expected), VALUE_WIDTH)
+        actual = _cell(safe(row.actual), VALUE_WIDTH)
         for index in range(max(len(field), len(expected), len(actual))):
             line = (
                 f"{'>' if index == 0 and not row.ok else ' '} "
@@ -75,7 +80,7 @@ def explain(label: str, kind: str, outcome: Outcome) -> str:
         parts.append(f"  judge: {verdict.model} failed it{alone}")
     if outcome.detail:
         parts.append(textwrap.indent(scrub(outcome.detail), "  "))
-    return "\n".join(parts)
+    return safe("\n".join(parts))
 
 
 # -- extraction ---------------------------------------------------------------------------------------
@@ -89,19 +94,19 @@ def written(done: Written, points: Sequence[DecisionPoint]) -> str:
     if done.exchanges:
         lines.append(f"seeded {done.store} with their recorded model exchanges ({done.exchanges} in all)")
     lines.append(f"edit the expectations, then run: pytest {done.path} -m step")
-    return "\n".join(lines)
+    return safe("\n".join(lines))
 
 
 def points_table(trace: str, points: Sequence[DecisionPoint]) -> str:
     """A recorded run's decision points, one a line: step, kind, line in the trace, the decision."""
     if not points:
-        return f"{trace}: no decision points"
+        return safe(f"{trace}: no decision points")
     lines = [f"{'step':>5}  {'kind':<12} {'line':>5}  what"]
     for point in points:
         lines.append(
             f"{point.step:>5}  {point.kind:<12} {point.line:>5}  {point.what}: {_decision_line(point)}"
         )
-    return "\n".join(lines)
+    return safe("\n".join(lines))
 
 
 def _decision_line(point: DecisionPoint) -> str:

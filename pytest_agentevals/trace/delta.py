@@ -43,16 +43,38 @@ def encode(previous: Body | None, current: Body) -> dict[str, Any] | None:
     return delta
 
 
-def apply(previous: Body, delta: dict[str, Any]) -> Body:
-    """Rebuild a whole body from the previous one and a delta. Raises ValueError if they disagree."""
+def check(previous_length: int | None, delta: Any) -> int:
+    """The length of the messages list `delta` leaves, given the previous one's (None: the previous
+    body has no list). Constant work: what a reader that does not resolve deltas still checks.
+    Raises ValueError if they disagree."""
+    if not isinstance(delta, dict):
+        raise ValueError("body_delta must be an object")
     keep = delta.get("keep")
     append = delta.get("append")
-    old_messages = previous.get("messages")
-    if not isinstance(keep, int) or not isinstance(append, list) or not isinstance(old_messages, list):
+    if (
+        not isinstance(keep, int)
+        or isinstance(keep, bool)
+        or not isinstance(append, list)
+        or previous_length is None
+    ):
         raise ValueError("body_delta needs an integer 'keep' and a list 'append'")
-    if keep < 0 or keep > len(old_messages):
-        raise ValueError(f"body_delta keeps {keep} messages but the previous request had {len(old_messages)}")
-    body = {key: value for key, value in previous.items() if key not in delta.get("unset", ())}
+    if keep < 0 or keep > previous_length:
+        raise ValueError(f"body_delta keeps {keep} messages but the previous request had {previous_length}")
+    if not isinstance(delta.get("set", {}), dict) or not isinstance(delta.get("unset", []), list):
+        raise ValueError("body_delta's 'set' must be an object and its 'unset' a list")
+    return keep + len(append)
+
+
+def apply(previous: Body, delta: dict[str, Any]) -> Body:
+    """Rebuild a whole body from the previous one and a delta. Raises ValueError if they disagree.
+
+    The messages are the previous body's own objects (the list is new, its items shared), so a
+    resolved trace holds each message once however many requests resend it."""
+    old_messages = previous.get("messages")
+    check(len(old_messages) if isinstance(old_messages, list) else None, delta)
+    assert isinstance(old_messages, list)
+    unset = delta.get("unset", ())
+    body = {key: value for key, value in previous.items() if key not in unset}
     body.update(delta.get("set", {}))
-    body["messages"] = old_messages[:keep] + append
+    body["messages"] = old_messages[: delta["keep"]] + delta["append"]
     return body

@@ -13,6 +13,20 @@ from .events import EVENT_TYPES, REQUIRED, TRACE_VERSION, Event, type_problem
 from .loaders import load_json
 from .paths import path_problem
 
+# Deltas are resolved into whole requests and workspaces, which a crafted trace can make quadratic:
+# a 12 MB file of deltas that keep everything expands into gigabytes. Resolving counts what it
+# builds, in references held (a list item is one, a dict entry three: its hash, key and value), and
+# refuses a trace past this many per byte read, or MIN_RESOLVED, whichever is more (about 64 MB).
+# A real run adds what each step sends, so it stays far below until thousands of steps without
+# compaction.
+MAX_RESOLVED_PER_BYTE = 1
+MIN_RESOLVED = 8_000_000
+EXPANSION_FIX = (
+    "refused to resolve it: a trace a run wrote grows with what each step adds, so this one was "
+    "crafted, or its run went thousands of steps without compacting its context; "
+    "re-record it, or extract a checkpoint of it (agentevals resume extract) and replay from there"
+)
+
 
 class TornTraceWarning(UserWarning):
     """The last line of a trace was cut off mid-write, as a crash leaves it; it was ignored."""
@@ -23,14 +37,23 @@ class TraceReader:
 
     After iteration, `problems` lists what was tolerated (a torn last line) and `complete` says
     whether the run ended with a run_end event.
+
+    `resolve=False` leaves deltas as stored (checked, not applied: constant work per delta);
+    `workspaces=False` resolves requests but leaves workspace deltas as stored, for a reader that
+    needs one checkpoint's workspace, not each (`resume/source.py`). What is resolved is bounded
+    (`MAX_RESOLVED_PER_BYTE`): a trace that would expand past it is a `TraceFormatError` at the line
+    where it would.
     """
 
-    def __init__(self, path: str | Path, resolve: bool = True) -> None:
+    def __init__(self, path: str | Path, resolve: bool = True, *, workspaces: bool | None = None) -> None:
         self.path = Path(path)
         self.resolve = resolve
+        self.resolve_workspaces = resolve if workspaces is None else workspaces
         self.problems: list[str] = []
         self.complete = False
         self._workspaces: dict[str, dict[str, Any]] = {}
+        self._read = 0  # bytes read so far
+        self._resolved = 0  # references built by resolving deltas so far
 
     def __iter__(self) -> Iterator[Event]:
         try:
@@ -44,21 +67,20 @@ class TraceReader:
 
     def _events(self, handle: Any) -> Iterator[Event]:
         self._workspaces = {}
-        previous_body: dict[str, Any] | None = None
-        previous_headers: Any = None
+        self._read = self._resolved = 0
+        previous = _Previous()
         seen_end = False
         number = 0
         pending: bytes | None = None
         for raw in handle:
+            self._read += len(raw)
             # Look one line ahead: only the very last line may be torn.
             if pending is not None:
                 number += 1
                 event = self._parse(pending, number, last=False)
                 assert event is not None  # only the last line may be torn
                 self._check(event, number, seen_end)
-                previous_body, previous_headers, seen_end = self._advance(
-                    event, number, previous_body, previous_headers, seen_end
-                )
+                seen_end = self._advance(event, number, previous, seen_end)
                 yield event
             pending = raw
         if pending is not None:
@@ -66,7 +88,7 @@ class TraceReader:
             event = self._parse(pending, number, last=True)
             if event is not None:
                 self._check(event, number, seen_end)
-                _, _, seen_end = self._advance(event, number, previous_body, previous_headers, seen_end)
+                seen_end = self._advance(event, number, previous, seen_end)
                 yield event
         if number == 0 or (number == 1 and self.problems):
             raise TraceFormatError(
@@ -140,25 +162,39 @@ class TraceReader:
                 self.path, number, "checkpoint.workspace needs a string root and an object files"
             )
         self._check_workspace_paths(files, workspace.get("removed", []), number)
-        if workspace.get("base") == "previous":
-            previous = self._workspaces.get(root)
-            if previous is None:
-                raise TraceFormatError(
-                    self.path,
-                    number,
-                    f"checkpoint.workspace changes an earlier snapshot of {root} that is not there",
-                )
-            removed = workspace.get("removed", [])
-            if not isinstance(removed, list):
-                raise TraceFormatError(
-                    self.path, number, "checkpoint.workspace.removed must be a list of paths"
-                )
-            files = {**previous, **files}
-            for path in removed:
-                files.pop(path, None)
-            if self.resolve:
-                event["workspace"] = {"root": root, "files": files}
-        self._workspaces[root] = files
+        if workspace.get("base") != "previous":
+            # One mutable state per root, copied from the file once: a chain of deltas is applied
+            # to it in place, each delta's work what it holds.
+            self._workspaces[root] = dict(files) if self.resolve_workspaces else {}
+            return
+        state = self._workspaces.get(root)
+        if state is None:
+            raise TraceFormatError(
+                self.path,
+                number,
+                f"checkpoint.workspace changes an earlier snapshot of {root} that is not there",
+            )
+        removed = workspace.get("removed", [])
+        if not isinstance(removed, list):
+            raise TraceFormatError(self.path, number, "checkpoint.workspace.removed must be a list of paths")
+        if not self.resolve_workspaces:
+            return
+        state.update(files)
+        for path in removed:
+            state.pop(path, None)
+        self._count(3 * len(state), number, "workspace deltas")
+        event["workspace"] = {"root": root, "files": dict(state)}
+
+    def _count(self, built: int, number: int, what: str) -> None:
+        self._resolved += built
+        allowed = max(MIN_RESOLVED, MAX_RESOLVED_PER_BYTE * self._read)
+        if self._resolved > allowed:
+            raise TraceFormatError(
+                self.path,
+                number,
+                f"its {what} expand {self._read:,} bytes into more than {allowed:,} references "
+                f"(to messages, fields or files); {EXPANSION_FIX}",
+            )
 
     def _check_workspace_paths(self, files: dict[str, Any], removed: Any, number: int) -> None:
         """Every path a checkpoint names stays inside its workspace (it may be restored to disk)."""
@@ -181,44 +217,60 @@ class TraceReader:
                     self.path, number, f"checkpoint.workspace.removed: {name!r} {problem}; refused to read it"
                 )
 
-    def _advance(
-        self,
-        event: Event,
-        number: int,
-        previous_body: dict[str, Any] | None,
-        previous_headers: Any,
-        seen_end: bool,
-    ) -> tuple[dict[str, Any] | None, Any, bool]:
+    def _advance(self, event: Event, number: int, previous: _Previous, seen_end: bool) -> bool:
         kind = event["type"]
         if kind == "run_end":
-            return previous_body, previous_headers, True
+            return True
         if kind == "checkpoint" and isinstance(event.get("workspace"), dict):
             self._resolve_workspace(event, number)
         if kind != "model_call":
-            return previous_body, previous_headers, seen_end
+            return seen_end
         request = event["request"]
         body: Any
         if "body_delta" in request:
-            if previous_body is None:
+            if not previous.seen:
                 raise TraceFormatError(
                     self.path,
                     number,
                     "model_call.request.body_delta with no earlier model_call to apply it to",
                 )
             try:
-                body = delta.apply(previous_body, request["body_delta"])
+                if self.resolve:
+                    assert previous.body is not None
+                    body = delta.apply(previous.body, request["body_delta"])
+                    self._count(3 * len(body) + len(body["messages"]), number, "request deltas")
+                else:
+                    previous.length = delta.check(previous.length, request["body_delta"])
+                    body = None
             except (ValueError, TypeError, AttributeError) as exc:
                 raise TraceFormatError(self.path, number, f"model_call.request.body_delta: {exc}") from None
         else:
             body = request.get("body")
+            if not self.resolve:
+                messages = body.get("messages") if isinstance(body, dict) else None
+                previous.seen = isinstance(body, dict)
+                previous.length = len(messages) if isinstance(messages, list) else None
         if "headers" in request:
-            previous_headers = request["headers"]
+            previous.headers = request["headers"]
         if self.resolve:
             resolved = {key: value for key, value in request.items() if key != "body_delta"}
             resolved["body"] = body
-            resolved["headers"] = previous_headers
+            resolved["headers"] = previous.headers
             event["request"] = resolved
-        return body if isinstance(body, dict) else None, previous_headers, seen_end
+            previous.body = body if isinstance(body, dict) else None
+            previous.seen = previous.body is not None
+        return seen_end
+
+
+class _Previous:
+    """What the next model call's delta is applied to: the previous body (resolving), or only
+    whether there is one and the length of its messages (not resolving)."""
+
+    def __init__(self) -> None:
+        self.body: dict[str, Any] | None = None
+        self.seen = False
+        self.length: int | None = None
+        self.headers: Any = None
 
 
 def read_trace(path: str | Path, resolve: bool = True) -> list[Event]:

@@ -97,6 +97,7 @@ class TraceWriter:
         self._previous_body: dict[str, Any] | None = None
         self._previous_headers: dict[str, Any] | None = None
         self._previous_workspaces: dict[str, dict[str, Any]] = {}
+        self._roots: set[str] = set()
         self.bytes_written = 0
         self.closed = False
         self._syncer: _Syncer | None = None
@@ -140,11 +141,23 @@ class TraceWriter:
         return {**event, "request": stored}
 
     def _compress_workspace(self, event: Event) -> Event:
-        """Store only the files that changed since the previous checkpoint of the same root."""
+        """Store only the files that changed since the previous checkpoint of the same root.
+
+        A workspace that is a delta already (`"base": "previous"`, as a trace stores it and
+        `TraceReader(workspaces=False)` reads it) is stored as it is, against this trace's previous
+        checkpoint of its root; the next whole one is then stored whole."""
         workspace = event["workspace"]
         root, files = workspace.get("root"), workspace.get("files")
         if not isinstance(root, str) or not isinstance(files, dict):
             return event
+        if workspace.get("base") == "previous":
+            if root not in self._roots:
+                raise ValueError(
+                    f"a workspace delta of {root} with no earlier checkpoint of it in {self.path}"
+                )
+            self._previous_workspaces.pop(root, None)
+            return event
+        self._roots.add(root)
         previous = self._previous_workspaces.get(root)
         self._previous_workspaces[root] = files
         if previous is None:

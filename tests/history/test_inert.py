@@ -13,6 +13,8 @@ from pytest_agentevals.errors import HistoryError
 from pytest_agentevals.history.model import PYTEST, Attempt, Source
 from pytest_agentevals.history.sqlite import SQLiteStore
 
+pytest_plugins = ["pytester"]
+
 # One crafted object per case, each added to a real history: what it would do if it ran.
 HOSTILE = {
     # Hangs every session and `flaky ingest`: each insert counts an endless sequence.
@@ -121,3 +123,47 @@ def test_a_history_folder_that_is_a_link_is_refused(tmp_path: Path, monkeypatch:
     with pytest.raises(HistoryError, match=r"\.agentevals: is a symbolic link"):
         SQLiteStore(Path(".agentevals") / "history.sqlite")
     assert os.listdir(outside) == []
+
+
+# -- through a real session and a real command ------------------------------------------------------
+
+JUNIT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest" tests="1" failures="1">
+<testcase classname="t" name="test_a" time="0.1"><failure message="boom"/></testcase>
+</testsuite></testsuites>
+"""
+
+
+@pytest.mark.parametrize("name", ["hang", "extra_view"])
+def test_a_hostile_history_is_refused_by_a_session_and_by_flaky_ingest(
+    pytester: pytest.Pytester, name: str
+) -> None:
+    """A committed `.agentevals/history.sqlite` holding a trigger that would hang every session, or a
+    view: a real pytest session (a subprocess, so a hang would show as its timeout) and `agentevals
+    flaky ingest` each say so once, naming the file; nothing is written and the file is kept."""
+    from ..conftest import run_agentevals
+
+    path = _history(pytester.mkdir(".agentevals"))
+    kind, sql = HOSTILE[name]
+    with sqlite3.connect(path) as conn:
+        conn.execute(sql)
+    conn.close()
+    before = path.read_bytes()
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--agentevals-sha=c1", timeout=120)
+    result.assert_outcomes(passed=1)
+    out = result.stdout.str() + result.stderr.str()
+    assert out.count("move the file aside") == 1, out
+    (line,) = [line for line in out.splitlines() if "move the file aside" in line]
+    assert str(path) in line
+    assert f"{kind} {name!r}" in line
+    assert "Traceback" not in out
+    (pytester.path / "junit.xml").write_text(JUNIT)
+    done = run_agentevals("flaky", "ingest", "junit.xml", "--sha", "c1", cwd=pytester.path)
+    assert done.returncode != 0
+    assert done.stderr.count("move the file aside") == 1, done.stderr
+    assert str(path) in done.stderr
+    assert f"{kind} {name!r}" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert path.read_bytes() == before  # nothing written, nothing lost
+    assert sorted(p.name for p in path.parent.iterdir()) == ["history.sqlite"]  # no -wal, no -journal

@@ -16,6 +16,8 @@ from pytest_agentevals.resume.fixture import Fixture
 
 from ..resume_support import make_fixture, rewrite
 
+pytest_plugins = ["pytester"]
+
 
 @pytest.mark.parametrize("name", ["workspace.tar", "workspace.index.json"])
 def test_a_fixture_file_that_is_a_link_is_refused(tmp_path: Path, name: str) -> None:
@@ -60,3 +62,32 @@ def test_a_pax_sparse_member_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match="is a sparse file"):
         Fixture.open(fixture).restore(boot / "workspace")
     assert os.listdir(boot) == []
+
+
+def test_a_resumed_leg_makes_no_folder_through_a_linked_parent(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A committed `.agentevals` that links outside the tree: the leg's trace folder is refused
+    before it is made, naming the link, and nothing appears at the link's target."""
+    from .. import resume_support as agent
+    from .test_pytest import CONFTEST
+
+    outside = tmp_path_factory.mktemp("outside")
+    pytester.makepyfile(resume_support=Path(agent.__file__).read_text())
+    pytester.makeconftest(CONFTEST)
+    agent.make_fixture(pytester.path)
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider --agentevals-history=off\n")
+    (pytester.path / ".agentevals").symlink_to(outside, target_is_directory=True)
+    pytester.makepyfile(
+        test_leg="""
+        import pytest
+
+        @pytest.mark.resume("counter-2")
+        def test_leg(agentevals_checkpoint):
+            agentevals_checkpoint.run_agent()
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*LinkRefused: */.agentevals: is a symbolic link (to *"])
+    assert list(outside.iterdir()) == []  # not even `traces/`
