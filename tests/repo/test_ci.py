@@ -20,7 +20,11 @@ def test_ci_runs_the_readme_commands_then_ruff_and_mypy() -> None:
         for line in _commands(block)
         for command in line.split(" && ")
     ]
-    assert readme_commands == ["python -m pip install -e '.[test]'", "python -m examples", "python -m pytest -n auto"]
+    assert readme_commands == [
+        "python -m pip install -e '.[test]'",
+        "python -m examples",
+        "python -m pytest -n auto",
+    ]
     ci = _commands((REPO / ".ci" / "run").read_text())
     positions = [ci.index(command) for command in readme_commands]
     assert positions == sorted(positions)  # the README's commands, in the README's order
