@@ -4,10 +4,11 @@
   URL never needs it, and plugin load never imports it.
 - Every failure becomes one error (the caller's class) naming the server by its redacted URL and
   saying how to fix it; the password is also scrubbed from the driver's own text.
-- Each store keeps its tables in a schema of its own (`agentevals_history`, `agentevals_ledger`). Before anything is written, the
-  schema is compared with what we create: any other relation (a view, a foreign table, a table of
-  its own), a trigger, a rule, a row-level policy or a function in it is refused by name. A trigger
-  could rewrite failures as passes or hang every session; a policy could hide rows from a verdict.
+- Each store keeps its tables in a schema of its own (`agentevals_history`, `agentevals_ledger`).
+  Before anything is written, the schema is compared with what we create: any other relation (a
+  view, a foreign table, a table of its own), a trigger, a rule, a row-level policy or a function
+  in it is refused by name. A trigger could rewrite failures as passes or hang every session; a
+  policy could hide rows from a verdict.
 - Every connection runs with `search_path = pg_catalog, pg_temp` and every name is qualified, so
   an object elsewhere in the database can never stand in for ours.
 """
