@@ -297,9 +297,9 @@ class PostgresLedger:
         if found:
             raise LedgerError(
                 f"{self.url}: is not an agentevals day ledger as it stands: the schema {SCHEMA} holds "
-                f"{found[0]} beyond the ledger's own tables; an object of its own (a trigger, rule, "
-                "policy, view, foreign table or function) could run code or change what was spent, "
-                f"so the database was not used; {fix}"
+                f"{', '.join(found[:5])} beyond the ledger's own tables; an object of its own (a "
+                "trigger, rule, policy, view, foreign table or function) could run code or change "
+                f"what was spent, so the database was not used; {fix}"
             )
 
     @staticmethod

@@ -191,9 +191,9 @@ class PostgresStore:
         if found:
             raise HistoryError(
                 f"{self.url}: is not an agentevals history as it stands: the schema {SCHEMA} holds "
-                f"{found[0]} beyond the history's own tables; a history is data only, and an object "
-                "of its own (a trigger, rule, policy, view, foreign table or function) could run code "
-                "or change outcomes, so the database was not used; " + _FIX.format(schema=SCHEMA)
+                f"{', '.join(found[:5])} beyond the history's own tables; a history is data only, and "
+                "an object of its own (a trigger, rule, policy, view, foreign table or function) could "
+                "run code or change outcomes, so the database was not used; " + _FIX.format(schema=SCHEMA)
             )
 
     def _load_tests(self) -> None:

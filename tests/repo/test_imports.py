@@ -229,7 +229,8 @@ def test_loading_the_plugin_leaves_the_engines_for_their_first_use() -> None:
     # resume, the history's store or a report needs loads with its first use. (pytest itself may load
     # some of these; a bare `import pytest` is the baseline.)
     heavy = [
-        "vcr", "requests", "yaml", "sqlite3", "tarfile", "ssl", "asyncio", "junitparser", "anthropic", "psycopg"
+        "vcr", "requests", "yaml", "sqlite3", "tarfile", "ssl", "asyncio", "junitparser", "anthropic",
+        "psycopg",
     ]  # fmt: skip
     code = (
         "import sys\n"
