@@ -108,7 +108,8 @@ def test_a_writer_killed_mid_transaction_leaves_nothing_half_written(
                 return done
 
         store = Slow(DatabaseURL(sys.argv[1]))
-        store.ingest(Source("junit:first", "junit", "r", "c1"), [Attempt("t.py::a", "step", "", 1, "passed", 1.0)])
+        attempt = Attempt("t.py::a", "step", "", 1, "passed", 1.0)
+        store.ingest(Source("junit:first", "junit", "r", "c1"), [attempt])
         print("stored", flush=True)
         """
     )
@@ -221,11 +222,13 @@ def test_an_unsupported_server_version_is_refused(
         ),
         (f"CREATE VIEW {SCHEMA}.lies AS SELECT 1 AS x", "a view 'lies'"),
         (
-            f"CREATE RULE hide AS ON INSERT TO {SCHEMA}.attempts WHERE NEW.outcome = 'failed' DO INSTEAD NOTHING",
+            f"CREATE RULE hide AS ON INSERT TO {SCHEMA}.attempts WHERE NEW.outcome = 'failed' "
+            "DO INSTEAD NOTHING",
             "a rule 'hide'",
         ),
         (
-            "CREATE EXTENSION IF NOT EXISTS postgres_fdw; CREATE SERVER elsewhere FOREIGN DATA WRAPPER postgres_fdw;"
+            "CREATE EXTENSION IF NOT EXISTS postgres_fdw; "
+            "CREATE SERVER elsewhere FOREIGN DATA WRAPPER postgres_fdw;"
             f"CREATE FOREIGN TABLE {SCHEMA}.remote (x int) SERVER elsewhere",
             "a foreign table 'remote'",
         ),
