@@ -157,8 +157,14 @@ def foreign_objects(
 def schema_version(conn: psycopg.Connection[Any], schema: str, table: str = "meta") -> int | None:
     """The version our `table` (a key/value table in our schema) records; None when the schema or the
     table is missing; -1 when the table is there and says nothing we wrote."""
-    row = conn.execute("SELECT pg_catalog.to_regclass(%s)", (f"{schema}.{table}",)).fetchone()
-    if row is None or row[0] is None:
+    # A plain catalog query, not to_regclass(): that reads the backend's catalog cache, which waiting
+    # on an advisory lock does not refresh, so it would miss a schema another job just committed.
+    row = conn.execute(
+        "SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = %s AND c.relname = %s AND c.relkind = 'r'",
+        (schema, table),
+    ).fetchone()
+    if row is None:
         return None
     found = conn.execute(f"SELECT value FROM {schema}.{table} WHERE key = 'schema_version'").fetchone()
     try:

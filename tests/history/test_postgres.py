@@ -250,3 +250,33 @@ def test_a_history_schema_not_ours_is_refused_before_anything_is_written(
     assert "nothing was written" in message or "upgrade pytest-agentevals" in message
     with psycopg.connect(pg_url.url) as conn:
         assert conn.execute(f"SELECT count(*) FROM {SCHEMA}.sources").fetchone() == (0,)
+
+
+def test_jobs_starting_together_migrate_once(pg_url: DatabaseURL) -> None:
+    """Both wait on the migration lock while it is held; the first to get it creates the schema, and
+    the other must see it committed (a cached catalog lookup did not: "relation already exists")."""
+    import threading
+
+    from pytest_agentevals.guards.pg_ledger import LOCK_KEY as LEDGER_LOCK
+    from pytest_agentevals.guards.pg_ledger import PostgresLedger
+    from pytest_agentevals.history.postgres import LOCK_KEY
+
+    errors: list[BaseException] = []
+
+    def open_both() -> None:
+        try:
+            PostgresStore(pg_url).close()
+            PostgresLedger(pg_url).state()
+        except BaseException as exc:
+            errors.append(exc)
+
+    with psycopg.connect(pg_url.url, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(%s), pg_advisory_lock(%s)", (LOCK_KEY, LEDGER_LOCK))
+        threads = [threading.Thread(target=open_both) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)  # every opener has read "no schema yet" and waits on the lock
+        holder.execute("SELECT pg_advisory_unlock_all()")
+        for thread in threads:
+            thread.join(timeout=60)
+    assert errors == []
