@@ -1,6 +1,7 @@
 """A PostgreSQL server for the benchmarks: $AGENTEVALS_BENCH_URL when set (a server of your own, its
 database emptied of our schemas first), else one started for the run exactly as the tests start
-theirs (tests/pg_support.py: initdb/pg_ctl into a temporary folder, on loopback)."""
+theirs (tests/pg_support.py: initdb/pg_ctl into a temporary folder, on loopback), but with fsync on,
+as a real server runs, so the figures do not flatter the database."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def server() -> Iterator[Callable[[], DatabaseURL]]:
     why = unavailable()
     if why is not None:
         raise SystemExit(f"no PostgreSQL for the benchmark: {why} (or set AGENTEVALS_BENCH_URL)")
-    started = start_server()
+    started = start_server(durable=True)  # fsync on, as a team's server runs
     try:
         yield lambda: DatabaseURL(started.new_database("bench"))
     finally:

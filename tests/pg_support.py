@@ -77,6 +77,7 @@ class PgServer:
     password: str
     bindir: Path
     as_user: list[str]
+    durable: bool = False
     _counter: int = 0
 
     def url(self, database: str = "postgres", password: str | None = None) -> str:
@@ -103,7 +104,9 @@ class PgServer:
         )
 
     def start(self) -> None:
-        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.folder} -c fsync=off"
+        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.folder}"
+        if not self.durable:
+            options += " -c fsync=off"  # the tests' server: nothing in it must outlive a crash
         done = self._ctl("-w", "-l", str(self.folder / "log"), "-o", options, "start")
         if done.returncode != 0:
             log = (self.folder / "log").read_text(errors="replace") if (self.folder / "log").exists() else ""
@@ -113,7 +116,8 @@ class PgServer:
         self._ctl("-w", "-m", "fast", "stop")
 
 
-def start_server() -> PgServer:
+def start_server(*, durable: bool = False) -> PgServer:
+    """initdb and start a server; `durable` keeps PostgreSQL's fsync on (the benchmarks' figures)."""
     bindir = _bindir()
     assert bindir is not None
     root = os.geteuid() == 0
@@ -149,7 +153,7 @@ def start_server() -> PgServer:
     )
     if done.returncode != 0:
         raise RuntimeError(f"initdb failed: {done.stdout}{done.stderr}")
-    server = PgServer(folder, _free_port(), password, bindir, as_user)
+    server = PgServer(folder, _free_port(), password, bindir, as_user, durable)
     server.start()
     return server
 
