@@ -12,8 +12,8 @@ In one process, side by side:
   alternating, medians of wall time (each database ledger's schema made beforehand: a team's server
   migrates once, not per run; connecting is counted). Two limits: one far away (the run takes one
   lease, at its start), and one a few times the run's own cost, so the lease (a fiftieth of the
-  limit) runs out and is renewed every few calls. `db_overhead` is the database run's time over the unguarded one's,
-  less one (aim: <= 0.05); `db_over_file` compares the two ledgers.
+  limit) runs out and is renewed every few calls. `db_overhead` is the database run's time over
+  the unguarded one's, less one (aim: <= 0.05); `db_over_file` compares the two ledgers.
 
 The server: $AGENTEVALS_BENCH_URL, else one started for the run on loopback (benchmarks/_pg.py).
 Prints one JSON line per figure.
