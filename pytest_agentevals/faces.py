@@ -391,7 +391,7 @@ def guards_for_item(
         return hooks.pytest_agentevals_watchdog(run=run, reason=reason)
 
     chosen = budget if budget is not None else budget_for(item, settings, markers)
-    return guards_for(chosen, ledger=settings.ledger, ask=ask)
+    return guards_for(chosen, ledger=settings.ledger, unreachable=settings.ledger_unreachable, ask=ask)
 
 
 def declared_contract(item: pytest.Item) -> dict[str, Any]:

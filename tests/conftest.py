@@ -8,12 +8,14 @@ import os
 import pkgutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
 import pytest_agentevals
+from pytest_agentevals.settings.dburl import DatabaseURL
+from tests.pg_support import PgServer, server_session
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -93,3 +95,16 @@ def empty_cassette(root: Path, name: str = "empty") -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(start) + "\n" + json.dumps(end) + "\n")
     return name
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """A real PostgreSQL server for the session (tests/pg_support.py): skipped with its reason where
+    the machine has none, failing under CI."""
+    yield from server_session()
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer) -> DatabaseURL:
+    """A fresh, empty database on the session's server."""
+    return DatabaseURL(pg_server.new_database())

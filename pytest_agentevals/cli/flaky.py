@@ -3,6 +3,7 @@
     agentevals flaky ingest 'results/**/*.xml' --sha SHA --run-id ID
     agentevals flaky report [--format text|json|markdown | --json]
     agentevals flaky check [--layer step ...] [--format ... | --json]     # exit code 6 on a breach
+    agentevals flaky migrate --to postgresql://... [--history PATH]     # an SQLite history, copied
 
 Settings come from `[tool.agentevals]` in the nearest pyproject.toml (history, quarantine,
 flaky_budget), overridden by the options here.
@@ -85,6 +86,18 @@ def register(subparsers: Any) -> None:
     _judging(check)
     check.set_defaults(func=run_check)
 
+    migrate = commands.add_parser(
+        "migrate",
+        help="copy the SQLite history into PostgreSQL",
+        description="Copy every source and attempt of an SQLite history (--history, else the setting) into "
+        "the history at --to (a postgresql:// URL; $AGENTEVALS_HISTORY when not given). Each source is "
+        "copied whole in one transaction and at most once, so running it again (or after a failure) "
+        "copies only what is missing. The SQLite file is only read.",
+    )
+    migrate.add_argument("--to", metavar="URL", help="the PostgreSQL history (default: $AGENTEVALS_HISTORY)")
+    add_setting(migrate, "history", metavar="PATH", help="the SQLite history to copy (default: the setting)")
+    migrate.set_defaults(func=run_migrate)
+
 
 def _common(parser: argparse.ArgumentParser) -> None:
     add_setting(parser, "history", metavar="PATH")
@@ -134,3 +147,39 @@ def run_check(args: argparse.Namespace) -> int:
     breaches = report.layer_breaches(layers) + report.expired_breaches()
     print(render.checked(report, args.format, layers, breaches))
     return FLAKY_EXIT_CODE if breaches else 0
+
+
+def run_migrate(args: argparse.Namespace) -> int:
+    from ..errors import ConfigError
+    from ..history.migrate import copy_history
+    from ..settings import Settings, find_pyproject, read_pyproject
+    from ..settings.dburl import DatabaseURL, is_database_url
+
+    target = args.to or os.environ.get("AGENTEVALS_HISTORY", "")
+    if not is_database_url(target):
+        raise ConfigError(
+            "--to",
+            f"{target!r} is not a postgresql:// URL" if target else "is missing",
+            "give --to postgresql://USER:PASSWORD@HOST:PORT/DATABASE, or set $AGENTEVALS_HISTORY",
+        )
+    url = DatabaseURL.parse("--to", target)
+    # The file to copy: --history, else the project's setting (never $AGENTEVALS_HISTORY: the target).
+    pyproject = find_pyproject(Path.cwd())
+    settings = Settings.resolve(
+        pyproject.parent if pyproject else Path.cwd(),
+        cli={"history": args.history},
+        pyproject=read_pyproject(pyproject),
+        flag_prefix="--",
+        environ={},
+    )
+    origin = history_of(settings, create=False)
+    if not isinstance(origin, Path):
+        raise ConfigError("--history", f"{origin} is not an SQLite file", "give --history PATH of the file")
+    source, destination = open_store(origin), open_store(url)
+    try:
+        copied = copy_history(source, destination)
+    finally:
+        source.close()
+        destination.close()
+    print(f"agentevals flaky migrate: {origin} -> {url}: {copied}")
+    return 0

@@ -63,7 +63,7 @@ def main(args: argparse.Namespace) -> int:
     # --budget is the budget setting's command-line form: laid over [tool.agentevals.budget] there.
     settings = Settings.for_command_line({"budget": args.budget or None})
     output = new_trace(Path(args.output) if args.output else default_output(program, settings))
-    guards = guards_for(settings.budget, ledger=settings.ledger)
+    guards = guards_for(settings.budget, ledger=settings.ledger, unreachable=settings.ledger_unreachable)
     runner = None
     if isinstance(program, Command):
         argv, upstream = program.argv, args.upstream

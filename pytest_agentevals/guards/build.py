@@ -8,8 +8,9 @@ from pathlib import Path
 
 from ..recording.guard import Guard
 from ..settings.budgets import Budget
+from ..settings.dburl import DatabaseURL
 from .daily import DailyBudget
-from .ledger import Ledger
+from .ledger import DayLedger
 from .loop import LoopGuard
 from .run_budget import RunBudget
 from .watchdog import Ask, Watchdog
@@ -27,19 +28,21 @@ _RUN_BUDGET_KEYS = (
 def guards_for(
     budget: Budget,
     *,
-    ledger: Ledger | str | Path | None = None,
+    ledger: DayLedger | str | Path | DatabaseURL | None = None,
+    unreachable: str = "refuse",
     ask: Ask | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> list[Guard]:
     """The guards a budget asks for, in the order they are consulted: the run's budget, the day's
-    (kept in `ledger`), the watchdog (asking `ask`), the loop guard. None for an empty budget."""
+    (kept in `ledger`; `unreachable`: what a ledger database out of reach does), the watchdog (asking
+    `ask`), the loop guard. None for an empty budget."""
     guards: list[Guard] = []
     if any(getattr(budget, key) is not None for key in _RUN_BUDGET_KEYS):
         guards.append(RunBudget(budget, clock=clock))
     if budget.max_daily_cost_usd is not None:
         if ledger is None:
             raise ValueError("max_daily_cost_usd needs a ledger file")
-        guards.append(DailyBudget(budget.max_daily_cost_usd, ledger))
+        guards.append(DailyBudget(budget.max_daily_cost_usd, ledger, unreachable=unreachable))
     within = budget.watchdog_calls
     if within is not None:
         guards.append(Watchdog(within, ask=ask))

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import LedgerError
 from ..recording.costs import unpriced
 from ..recording.guard import Call, CallResult, Guard, Run, Verdict
-from .ledger import DayState, Ledger
+from ..settings.dburl import DatabaseURL
+from .ledger import DayLedger, DayState, Ledger
+from .pg_ledger import PostgresLedger
 from .run_budget import fix_for
 
 KEY = "max_daily_cost_usd"
@@ -24,15 +27,24 @@ LEASE_SHARE = 50  # a run leases a fiftieth of the day's limit at a time
 
 
 class DailyBudget(Guard):
-    """`DailyBudget(limit_usd, ledger)`: the day's limit, kept in `ledger` (a `Ledger` or its path)."""
+    """`DailyBudget(limit_usd, ledger)`: the day's limit, kept in `ledger` (a ledger, its file's path
+    or a PostgreSQL `DatabaseURL`). A ledger that cannot be reached stops the run before it starts
+    (fail closed), unless `unreachable` is "run": then the run goes on without the day's budget, and
+    its trace says so in a `guard` warning."""
 
     name = "daily_budget"
 
-    def __init__(self, limit_usd: float, ledger: Ledger | str | Path) -> None:
+    def __init__(
+        self, limit_usd: float, ledger: DayLedger | str | Path | DatabaseURL, *, unreachable: str = "refuse"
+    ) -> None:
         if limit_usd < 0:
             raise ValueError(f"{KEY} must be >= 0, got {limit_usd!r}")
+        if unreachable not in ("refuse", "run"):
+            raise ValueError(f"unreachable must be 'refuse' or 'run', got {unreachable!r}")
         self.limit_usd = float(limit_usd)
-        self.ledger = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
+        self.ledger = open_ledger(ledger)
+        self.unreachable = unreachable
+        self._off = False  # the ledger was unreachable and the run goes on without it
         self._run_id = ""
         self._lease = 0.0  # what the run holds in the ledger beyond its calls in flight and spending
         self._lease_day = ""
@@ -45,7 +57,18 @@ class DailyBudget(Guard):
 
     def start(self, run: Run) -> Verdict | None:
         self._run_id = run.run_id
-        refused = self.ledger.start_run(run.run_id, self.limit_usd)
+        try:
+            refused = self.ledger.start_run(run.run_id, self.limit_usd)
+        except LedgerError as exc:
+            if self.unreachable != "run" or not isinstance(self.ledger, PostgresLedger):
+                raise
+            self._off, self._run_id = True, ""
+            return Verdict.warn(
+                f"the day ledger cannot be reached, and ledger_unreachable = 'run': this run is not "
+                f"counted against {KEY} ${self.limit_usd:g} ({exc})",
+                key=KEY,
+                ledger=self.ledger.location,
+            )
         if refused is None:
             return None
         self.ledger.close()
@@ -57,17 +80,19 @@ class DailyBudget(Guard):
         )
         return Verdict.stop(
             "budget_exhausted",
-            f"refused before it started: {why} of {KEY} ${self.limit_usd:g} ({self.ledger.path})",
+            f"refused before it started: {why} of {KEY} ${self.limit_usd:g} ({self.ledger.location})",
             fix=fix_for(KEY),
             key=KEY,
             limit=self.limit_usd,
             spent=round(refused.spent_usd, 8),
-            ledger=str(self.ledger.path),
+            ledger=self.ledger.location,
         )
 
     def before_call(self, call: Call) -> Verdict | None:
         if call.cost_usd is None:
             raise unpriced(call.model, (KEY,))
+        if self._off:
+            return None
         cost = call.cost_usd
         today = self.ledger.today()
         if cost > self._lease or today != self._lease_day:
@@ -79,13 +104,13 @@ class DailyBudget(Guard):
                     f"model call {call.index} may cost ${cost:.4f} and today's runs hold ${held:.4f} "
                     f"(spent ${refused.spent_usd:.4f}, reserved by runs in flight "
                     f"${refused.reserved_usd:.4f}) of {KEY} ${self.limit_usd:g}: the day's breaker "
-                    f"tripped ({self.ledger.path})",
+                    f"tripped ({self.ledger.location})",
                     fix=fix_for(KEY),
                     key=KEY,
                     limit=self.limit_usd,
                     spent=round(refused.spent_usd, 8),
                     wanted=round(cost, 8),
-                    ledger=str(self.ledger.path),
+                    ledger=self.ledger.location,
                 )
         self._lease -= cost
         self._in_flight[call.index] = (today, cost)
@@ -108,6 +133,8 @@ class DailyBudget(Guard):
         return None
 
     def after_call(self, call: Call, result: CallResult | None) -> Verdict | None:
+        if self._off:
+            return None
         held = self._in_flight.pop(call.index, None)
         if held is not None:
             day, reserved = held
@@ -130,3 +157,13 @@ class DailyBudget(Guard):
         limit less what was spent and what every run holds."""
         state = self._last or self.ledger.state()
         return max(0.0, self.limit_usd - state.spent_usd - state.reserved_usd)
+
+
+def open_ledger(where: DayLedger | str | Path | DatabaseURL) -> DayLedger:
+    """The ledger `where` names: a ledger as it is, a database URL in PostgreSQL (connected on first
+    use), else the JSON file at that path."""
+    if isinstance(where, DatabaseURL):
+        return PostgresLedger(where)
+    if isinstance(where, str | Path):
+        return Ledger(where)
+    return where

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import LedgerError, LinkRefused
 from ..fileio import make_folders, open_nofollow, refuse_links, write_atomic
@@ -45,6 +45,35 @@ class DayState:
     tripped: dict[str, Any] | None
 
 
+class DayLedger(Protocol):
+    """What the day budget needs of a ledger: this file, or PostgreSQL (`pg_ledger.PostgresLedger`)."""
+
+    @property
+    def location(self) -> str:
+        """Where it is kept, for messages (a file path, or a URL with its password redacted)."""
+        ...
+
+    def today(self) -> str: ...
+
+    def start_run(self, run_id: str, limit: float) -> DayState | None: ...
+
+    def hold(
+        self,
+        run_id: str,
+        settle: list[tuple[str, float]],
+        floor: float,
+        need: float,
+        want: float,
+        limit: float,
+    ) -> tuple[DayState, float | None]: ...
+
+    def finish(self, run_id: str, settle: list[tuple[str, float]]) -> None: ...
+
+    def state(self) -> DayState: ...
+
+    def close(self) -> None: ...
+
+
 class Ledger:
     """The ledger file at `path`. `today` and `lock_timeout` are injectable for tests."""
 
@@ -60,6 +89,10 @@ class Ledger:
         self.lock_timeout = lock_timeout
         self._today = today
         self._lock_fd: int | None = None
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
 
     def today(self) -> str:
         return self._today().isoformat()

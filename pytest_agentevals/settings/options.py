@@ -17,16 +17,18 @@ from ..errors import AgentEvalsError, ConfigError
 from .argv import parse_allowed
 from .budgets import KEYS as BUDGET_KEYS
 from .budgets import Budget
+from .dburl import DatabaseURL, is_database_url
 from .layers import BY_NAME, LAYER_NAMES
 from .seeds import SELECTION_FORMS, SeedSelection, parse_selection
 from .tolerances import tolerances
 
-Source = str  # "cli", "marker", "pyproject" or "default"
+Source = str  # "cli", "env", "marker", "pyproject" or "default"
 
 RECORD_MODES = ("none", "once", "new", "all")
 CONTRACT_POLICIES = ("fail", "warn", "skip")
 REPLAY_MODES = ("strict", "sequential")
 FLAKY_MODES = ("off", "warn", "fail")
+LEDGER_UNREACHABLE = ("refuse", "run")
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,9 @@ class Option:
     # key over the pyproject table. The option may be repeated.
     text: Callable[[str, Sequence[str]], dict[str, Any]] | None = None
     metavar: str | None = None  # how the value is written on the command line, for --help
+    # An environment variable read between the command line and [tool.agentevals] (a CI secret):
+    # set and not empty, it wins over the table.
+    env: str | None = None
 
     @property
     def cli(self) -> str:
@@ -70,10 +75,18 @@ def _choice(choices: tuple[str, ...]) -> Callable[[str, Any], str]:
     return parse
 
 
-def _path_or_off(key: str, raw: Any) -> str:
+def _history(key: str, raw: Any) -> str | DatabaseURL:
+    if is_database_url(raw):
+        return DatabaseURL.parse(key, raw)
     if not isinstance(raw, str) or not raw.strip():
-        raise ConfigError(key, f"{raw!r} is not a path", "give a file path, or 'off'")
+        raise ConfigError(key, f"{raw!r} is not a path", "give a file path, a postgresql:// URL, or 'off'")
     return raw
+
+
+def _ledger(key: str, raw: Any) -> str | DatabaseURL:
+    if is_database_url(raw):
+        return DatabaseURL.parse(key, raw)
+    return _path(key, raw)
 
 
 def _path(key: str, raw: Any) -> str:
@@ -315,9 +328,12 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "history",
-        _path_or_off,
+        _history,
         ".agentevals/history.sqlite",
-        "the test-outcome history database, or 'off'",
+        "the test-outcome history: an SQLite file, a postgresql:// URL shared by every CI job "
+        "(also from $AGENTEVALS_HISTORY), or 'off'",
+        env="AGENTEVALS_HISTORY",
+        metavar="PATH|URL",
     ),
     Option(
         "flaky",
@@ -355,9 +371,20 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "ledger",
-        _path,
+        _ledger,
         ".agentevals/ledger.json",
-        "the daily cost ledger shared by every run that uses it (max_daily_cost_usd)",
+        "the daily cost ledger shared by every run that uses it (max_daily_cost_usd): a JSON file, or "
+        "a postgresql:// URL shared across machines (also from $AGENTEVALS_LEDGER)",
+        env="AGENTEVALS_LEDGER",
+        metavar="PATH|URL",
+    ),
+    Option(
+        "ledger_unreachable",
+        _choice(LEDGER_UNREACHABLE),
+        "refuse",
+        "what a run under max_daily_cost_usd does when its ledger database cannot be reached: refuse "
+        "to start (fail closed), or run without the day's budget, saying so",
+        choices=LEDGER_UNREACHABLE,
     ),
     Option(
         "marathon_dir",

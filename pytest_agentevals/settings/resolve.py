@@ -7,6 +7,7 @@ nothing else does.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .budgets import Budget
+from .dburl import DatabaseURL
 from .options import BY_KEY, MARKER_KWARGS, OPTIONS, PYTEST_PREFIX, Source, _default, _from_command_line
 from .seeds import SeedSelection
 
@@ -34,14 +36,15 @@ class Settings:
     update_goldens: bool
     contract_packages: tuple[str, ...]
     prices: dict[str, dict[str, float]]
-    history: Path | None
+    history: Path | DatabaseURL | None
     flaky: str
     flaky_budget: dict[str, float]
     quarantine: Path
     sha: str | None
     run_id: str | None
     budget: Budget = field(default_factory=Budget)
-    ledger: Path = Path(".agentevals/ledger.json")
+    ledger: Path | DatabaseURL = Path(".agentevals/ledger.json")
+    ledger_unreachable: str = "refuse"
     marathon_dir: Path = Path(".agentevals/marathons")
     seeds: SeedSelection | None = None
     rerun_seeds: bool = False
@@ -57,9 +60,12 @@ class Settings:
         cli: Mapping[str, Any] | None = None,
         pyproject: Mapping[str, Any] | None = None,
         flag_prefix: str = PYTEST_PREFIX,
+        environ: Mapping[str, str] | None = None,
     ) -> Settings:
-        """Build the settings from command-line values (None = not given) over a pyproject table. A
-        bad command-line value is named by its flag: `flag_prefix` and the key (`--agentevals-record`)."""
+        """Build the settings from command-line values (None = not given) over the environment
+        variables some options read (`environ`, default os.environ) over a pyproject table. A bad
+        command-line value is named by its flag: `flag_prefix` and the key (`--agentevals-record`)."""
+        environ = os.environ if environ is None else environ
         cli = cli or {}
         pyproject = pyproject or {}
         unknown = sorted(set(pyproject) - set(BY_KEY))
@@ -82,6 +88,10 @@ class Settings:
             elif cli.get(option.key) is not None:
                 values[option.key] = _from_command_line(option, cli[option.key], pyproject, flag_prefix)
                 sources[option.key] = "cli"
+            elif option.env is not None and environ.get(option.env, "").strip():
+                # An empty variable is unset: a CI secret that is not configured expands to "".
+                values[option.key] = option.parse(f"${option.env}", environ[option.env])
+                sources[option.key] = "env"
             elif option.key in pyproject:
                 values[option.key] = option.parse(f"[tool.agentevals] {option.key}", pyproject[option.key])
                 sources[option.key] = "pyproject"
@@ -95,6 +105,9 @@ class Settings:
         def absolute(raw: str) -> Path:
             path = Path(raw).expanduser()
             return path if path.is_absolute() else rootdir / path
+
+        def place(raw: str | DatabaseURL) -> Path | DatabaseURL:
+            return raw if isinstance(raw, DatabaseURL) else absolute(raw)
 
         history = values["history"]
         return cls(
@@ -110,14 +123,15 @@ class Settings:
             update_goldens=values["update_goldens"],
             contract_packages=values["contract_packages"],
             prices=values["prices"],
-            history=None if history == "off" else absolute(history),
+            history=None if history == "off" else place(history),
             flaky=values["flaky"],
             flaky_budget=values["flaky_budget"],
             quarantine=absolute(values["quarantine"]),
             sha=values["sha"],
             run_id=values["run_id"],
             budget=values["budget"],
-            ledger=absolute(values["ledger"]),
+            ledger=place(values["ledger"]),
+            ledger_unreachable=values["ledger_unreachable"],
             marathon_dir=absolute(values["marathon_dir"]),
             seeds=values["seeds"],
             rerun_seeds=values["rerun_seeds"],

@@ -1,4 +1,5 @@
-"""The SQLite history store: atomic writes, idempotent ingest, and broken files named, never lost."""
+"""The history stores: atomic writes and idempotent ingest on every backend (SQLite, PostgreSQL,
+in memory: `backend`), and broken SQLite files named, never lost."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pytest_agentevals.errors import HistoryError
 from pytest_agentevals.history import open_store
 from pytest_agentevals.history.model import JUNIT, PYTEST, Attempt, Source
 from pytest_agentevals.history.sqlite import SCHEMA_VERSION, SQLiteStore
+from tests.history.conftest import Opener
 
 
 def _source(key: str = "pytest:s1", sha: str | None = "c1", run_id: str = "r1") -> Source:
@@ -23,8 +25,8 @@ def _attempt(
     return Attempt(test, layer, "", number, outcome, 0.5, "main")
 
 
-def test_attempts_round_trip_with_their_commit_and_run(tmp_path: Path) -> None:
-    store = open_store(tmp_path / "deep" / "h.sqlite")  # the folder is created
+def test_attempts_round_trip_with_their_commit_and_run(backend: Opener) -> None:
+    store = backend()
     assert store.append(_source(), [_attempt(), _attempt("t.py::b", "failed", layer=None)]) == 2
     assert store.append(_source(), [_attempt("t.py::b", "passed", 2, layer=None)]) == 1  # same source
     rows = list(store.attempts())
@@ -38,11 +40,17 @@ def test_attempts_round_trip_with_their_commit_and_run(tmp_path: Path) -> None:
     assert store.failing_finals() == []  # t.py::b failed, then passed on its rerun
     assert store.flaky_keys() == {("t.py::b", "", "c1")}
     assert sorted((r.run_id, r.layer or "") for r in store.run_layers()) == [("r1", ""), ("r1", "step")]
+    assert store.known_tests() == {"t.py::a": "step", "t.py::b": None}
+
+
+def test_a_new_sqlite_history_gets_its_folder(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "deep" / "h.sqlite")  # the folder is created
+    assert store.location == str(tmp_path / "deep" / "h.sqlite")
     store.close()
 
 
-def test_verdict_counts_can_keep_only_the_most_recent_of_each_layer(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "h.sqlite")
+def test_verdict_counts_can_keep_only_the_most_recent_of_each_layer(backend: Opener) -> None:
+    store = backend()
     for i in range(5):
         store.append(_source(f"pytest:s{i}", sha=f"c{i}"), [_attempt(layer="step"), _attempt(layer="replay")])
     everything = store.verdict_counts()
@@ -54,7 +62,6 @@ def test_verdict_counts_can_keep_only_the_most_recent_of_each_layer(tmp_path: Pa
         ("step", "c3"),
         ("step", "c4"),
     ]
-    store.close()
 
 
 def test_the_file_is_wal_and_readable_by_plain_sqlite(tmp_path: Path) -> None:
@@ -67,48 +74,56 @@ def test_the_file_is_wal_and_readable_by_plain_sqlite(tmp_path: Path) -> None:
     store.close()
 
 
-def test_ingesting_a_source_twice_adds_nothing(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "h.sqlite")
+def test_ingesting_a_source_twice_adds_nothing(backend: Opener) -> None:
+    store = backend()
     assert store.ingest(_source("junit:abc"), [_attempt()]) is True
     assert store.ingest(_source("junit:abc"), [_attempt(), _attempt()]) is False
     assert len(list(store.attempts())) == 1
-    # A second handle on the same file (another process, say) sees it too.
-    other = SQLiteStore(tmp_path / "h.sqlite")
+    # A second handle on the same store (another process, say) sees it too.
+    other = backend()
     assert other.has_source("junit:abc")
     assert other.ingest(_source("junit:abc"), [_attempt()]) is False
-    other.close()
-    store.close()
+    assert len(list(other.attempts())) == 1
 
 
-def test_attempts_without_a_sha_are_kept_but_never_judged(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "h.sqlite")
+def test_attempts_without_a_sha_are_kept_but_never_judged(backend: Opener) -> None:
+    store = backend()
     store.append(_source(sha=None), [_attempt(), _attempt(outcome="failed", number=2)])
     assert store.unjudged_attempts() == 2
     assert store.verdict_counts() == []
-    store.close()
 
 
-def test_an_excluded_source_is_kept_and_says_why(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "h.sqlite")
+def test_an_excluded_source_is_kept_and_says_why(backend: Opener) -> None:
+    store = backend()
     store.append(_source(), [_attempt(outcome="failed")])
+    store.append(_source("pytest:s2", run_id="r2"), [_attempt(outcome="failed"), _attempt(number=2)])
     store.exclude("pytest:s1", "an outage")
-    assert store.verdict_counts() == []
+    assert [(c.passes, c.failures) for c in store.verdict_counts()] == [(1, 1)]
     assert [(s.key, s.reason) for s in store.excluded_sources()] == [("pytest:s1", "an outage")]
-    assert len(list(store.attempts())) == 1
-    store.close()
+    assert len(list(store.attempts())) == 3
+    assert store.failing_finals() == []  # r2's test failed, then passed
 
 
-def test_a_failed_write_rolls_back_whole_and_keeps_what_was_stored(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "h.sqlite")
+def test_a_failed_write_rolls_back_whole_and_keeps_what_was_stored(backend: Opener) -> None:
+    store = backend()
     store.append(_source(), [_attempt()])
-    with pytest.raises(HistoryError, match=r"h\.sqlite: cannot write to the history database"):
+    with pytest.raises(HistoryError, match="cannot write to the history"):
         store.append(_source("pytest:s2"), [_attempt("t.py::new"), _attempt(outcome="exploded")])
     assert [r.test_id for r in store.attempts()] == ["t.py::a"]
     assert not store.has_source("pytest:s2")
     # The store still works, and the test rolled back with the batch is not remembered wrongly.
     store.append(_source("pytest:s3"), [_attempt("t.py::new")])
     assert [r.test_id for r in store.attempts()] == ["t.py::a", "t.py::new"]
-    store.close()
+    assert backend().known_tests() == {"t.py::a": "step", "t.py::new": "step"}
+
+
+def test_a_failing_final_is_the_last_attempt_of_a_run(backend: Opener) -> None:
+    store = backend()
+    store.append(_source(), [_attempt("t.py::a", "passed"), _attempt("t.py::a", "failed", 2)])
+    store.append(_source("pytest:s2", run_id="r2"), [_attempt("t.py::a", "failed")])
+    store.append(_source("pytest:s3", run_id="r2"), [_attempt("t.py::a", "passed", 2)])
+    finals = store.failing_finals()
+    assert [(f.run_id, f.test_id, f.outcome, f.sha) for f in finals] == [("r1", "t.py::a", "failed", "c1")]
 
 
 def test_a_corrupt_file_is_one_clear_error_and_is_left_alone(tmp_path: Path) -> None:

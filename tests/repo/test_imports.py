@@ -82,12 +82,14 @@ MAY_IMPORT = {
     "errors": set(),
     "fileio": {"errors"},  # LinkRefused: errors.py imports nothing, so no cycle
     "_lazy": set(),
+    # The PostgreSQL plumbing the history and the day ledger share (psycopg imported lazily there).
+    "pg": {"errors", "settings"},
     "trace": {"errors", "fileio", "_lazy"},
     "settings": {"errors", "_lazy"},
     "contract": {"errors", "settings", "trace", "_lazy"},
     "metrics": {"errors", "trace", "_lazy"},
     "sim": {"errors", "trace", "_lazy"},
-    "history": {"errors", "fileio", "settings", "trace", "_lazy"},
+    "history": {"errors", "fileio", "pg", "settings", "trace", "_lazy"},
 }
 
 
@@ -226,7 +228,10 @@ def test_loading_the_plugin_leaves_the_engines_for_their_first_use() -> None:
     # Every pytest session with the plugin installed loads it: what only a recording, a replay, a
     # resume, the history's store or a report needs loads with its first use. (pytest itself may load
     # some of these; a bare `import pytest` is the baseline.)
-    heavy = ["vcr", "requests", "yaml", "sqlite3", "tarfile", "ssl", "asyncio", "junitparser", "anthropic"]
+    heavy = [
+        "vcr", "requests", "yaml", "sqlite3", "tarfile", "ssl", "asyncio", "junitparser", "anthropic",
+        "psycopg",
+    ]  # fmt: skip
     code = (
         "import sys\n"
         "import pytest\n"
