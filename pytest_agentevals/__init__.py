@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ._lazy import attach
 
 if TYPE_CHECKING:
+    from .endpoint.server import ModelEndpoint, model_endpoint
     from .errors import (
         AgentEvalsError,
         CassetteError,
@@ -89,6 +90,7 @@ __all__ = [
     "HistoryError",
     "Layer",
     "LedgerError",
+    "ModelEndpoint",
     "NewerTraceVersion",
     "Recorder",
     "RecordingError",
@@ -113,6 +115,7 @@ __all__ = [
     "compaction",
     "current_recorder",
     "expect_progress",
+    "model_endpoint",
     "note",
     "read_trace",
     "resume_point_from_trace",

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from . import hooks
+from .endpoint.plugin import EndpointPlugin
 from .faces import add_options, resolve_settings
 from .guards.plugin import GuardsPlugin
 from .history.plugin import HistoryCollector
@@ -29,6 +30,7 @@ FACES: tuple[tuple[str, Callable[[pytest.Config, Settings], object | None]], ...
     ("agentevals-replay", ReplayLayer),
     ("agentevals-resume", ResumeLayer),
     ("agentevals-guards", GuardsPlugin),
+    ("agentevals-endpoint", EndpointPlugin),
     ("agentevals-step", StepLayer),
     ("agentevals-marathon", MarathonLayer),
     ("agentevals-history", HistoryCollector.from_config),

@@ -8,12 +8,13 @@ One rule: agentevals' own options and positionals come first; the program starts
 from __future__ import annotations
 
 import argparse
+import shutil
 from pathlib import Path
 
 from ..errors import AgentEvalsError
-from ..settings.argv import Program
+from ..settings.argv import Command, Program, program_or_command
 
-PROGRAM_METAVAR = "script.py [args] | -m module [args]"
+PROGRAM_METAVAR = "script.py [args] | -m module [args] | -- COMMAND [args]"
 
 
 def add_program_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,11 +65,17 @@ def split(parser: argparse.ArgumentParser, argv: list[str], positionals: int) ->
     return own, []
 
 
-def program_of(words: list[str]) -> Program:
-    """The program named by the words `split` gave it; a script must exist."""
+def program_of(words: list[str]) -> Program | Command:
+    """The program named by the words `split` gave it: a Python script (which must exist) or module,
+    run in this process, or any other command (which must be found), run as a subprocess."""
     if not words:
         raise AgentEvalsError(f"nothing to run: give a script or a module ({PROGRAM_METAVAR})")
-    program = Program.from_argv(words)
+    program = program_or_command(words)
+    if isinstance(program, Command):
+        head = program.argv[0]
+        if shutil.which(head) is None and not Path(head).is_file():
+            raise AgentEvalsError(f"{head}: no such command (give a program on PATH, or a path to one)")
+        return program
     if not program.is_module and not program.script_path(Path.cwd()).is_file():
         raise AgentEvalsError(
             f"{program.target}: no such script (give a path to a Python file, or use -m module)"

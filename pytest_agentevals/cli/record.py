@@ -1,7 +1,11 @@
-"""`agentevals record [-o OUT] script.py [args]` / `-m module [args]`: run a program, recording it.
+"""`agentevals record [-o OUT] script.py [args]` / `-m module [args]` / `-- COMMAND [args]`: run a
+program, recording it.
 
 The recording is `recording/program.py`'s; the program's words are taken as python takes them (see
 `cli/program.py`); the trace keeps its real argv as the run's task, `{"argv": ["-m", "module", ...args]}`.
+A command that is not a Python script (`-- node agent.js`, `-- claude -p ...`) runs as a subprocess
+with `ANTHROPIC_BASE_URL` pointing at the model endpoint (`endpoint/`), for it and its children; its
+task is `{"command": [...]}`.
 """
 
 from __future__ import annotations
@@ -11,9 +15,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..endpoint.command import run_command
+from ..errors import AgentEvalsError
 from ..guards import guards_for
 from ..recording.program import default_output, new_trace, record_program
 from ..settings import Settings
+from ..settings.argv import Command
 from . import program as words
 
 
@@ -41,6 +48,12 @@ def register(subparsers: Any) -> None:
         help="a run budget over [tool.agentevals.budget], repeatable or comma-separated: max_calls=200, "
         "max_cost_usd=5, max_daily_cost_usd=50, stall_calls=20... (docs/guards.md)",
     )
+    parser.add_argument(
+        "--upstream",
+        metavar="URL",
+        help="where a command's model requests are forwarded (default: ANTHROPIC_BASE_URL, else the "
+        "Anthropic API)",
+    )
     words.add_program_arguments(parser)
     parser.set_defaults(func=main)
 
@@ -51,6 +64,17 @@ def main(args: argparse.Namespace) -> int:
     settings = Settings.for_command_line({"budget": args.budget or None})
     output = new_trace(Path(args.output) if args.output else default_output(program, settings))
     guards = guards_for(settings.budget, ledger=settings.ledger)
-    done = record_program(program, output, settings, agent=args.agent, seed=args.seed, guards=guards)
+    runner = None
+    if isinstance(program, Command):
+        argv, upstream = program.argv, args.upstream
+        runner = lambda: run_command(argv, upstream=upstream)  # noqa: E731 - one line, read once
+    elif args.upstream:
+        raise AgentEvalsError(
+            "--upstream is for a command run through the model endpoint (-- COMMAND ...); a Python "
+            "program recorded in this process calls its own base URL"
+        )
+    done = record_program(
+        program, output, settings, agent=args.agent, seed=args.seed, guards=guards, runner=runner
+    )
     print(done.text(), file=sys.stderr)
     return done.code

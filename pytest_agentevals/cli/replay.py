@@ -1,5 +1,7 @@
-"""`agentevals replay TRACE [--mode strict|sequential] script.py [args]` (or `-m module [args]`): run a
-program with a recorded run's model and tool responses, offline — the counterpart of `record`.
+"""`agentevals replay TRACE [--mode strict|sequential] script.py [args]` (or `-m module [args]`, or
+`-- COMMAND [args]`): run a program with a recorded run's model and tool responses, offline — the
+counterpart of `record`. A command runs as a subprocess pointed at the model endpoint, with a
+placeholder key.
 
 The replay is `replay/program.py`'s, through the engine's `ReplaySession` as in pytest; the program's
 words are taken as python takes them (see `cli/program.py`).
@@ -12,9 +14,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..endpoint.command import run_command
 from ..replay import MODES
 from ..replay.program import replay_program
 from ..settings import Settings
+from ..settings.argv import Command
 from . import program as words
 
 
@@ -44,6 +48,7 @@ def register(subparsers: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     program = words.program_of(args.program)
+    argv = program.argv if isinstance(program, Command) else None
     settings = Settings.for_command_line({"replay_mode": args.mode})
     done = replay_program(
         program,
@@ -52,6 +57,7 @@ def main(args: argparse.Namespace) -> int:
         from_step=args.from_step,
         output=Path(args.output) if args.output else None,
         check_contract=not args.no_contract_check,
+        runner=(lambda: run_command(argv)) if argv is not None else None,
     )
     if done.text():
         print(done.text(), file=sys.stderr)

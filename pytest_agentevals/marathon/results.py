@@ -53,6 +53,7 @@ STATUS_ORDER = (
     "loop",
     "budget_exhausted",
     "escalated",
+    "no_model_calls",
     "crashed",
     "error",
     "interrupted",

@@ -1,4 +1,5 @@
-"""What is active in this process: the recorder that writes, and a tool source that answers tools.
+"""What is active in this process: the recorder that writes, a tool source that answers tools, and the
+replay that answers model requests (the model endpoint asks it for other processes' requests).
 
 Both are process-wide, like the HTTP patches they go with: an agent's worker threads must record
 into the same trace as the thread that started the recording.
@@ -30,6 +31,7 @@ class ToolSource(Protocol):
 _lock = threading.Lock()
 _recorders: list[ToolRecorder] = []
 _sources: list[ToolSource] = []
+_replayers: list[Any] = []
 
 
 def push_recorder(recorder: ToolRecorder) -> None:
@@ -60,3 +62,19 @@ def pop_source(source: ToolSource) -> None:
 
 def source() -> ToolSource | None:
     return _sources[-1] if _sources else None
+
+
+def push_replayer(replayer: Any) -> None:
+    with _lock:
+        _replayers.append(replayer)
+
+
+def pop_replayer(replayer: Any) -> None:
+    with _lock:
+        if replayer in _replayers:
+            _replayers.remove(replayer)
+
+
+def replayer() -> Any:
+    """The running replay of this process (a `Replayer`), if any."""
+    return _replayers[-1] if _replayers else None

@@ -12,13 +12,13 @@ import datetime as dt
 import runpy
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AgentEvalsError, RunStopped
 from ..settings import Settings
-from ..settings.argv import Program
+from ..settings.argv import Command, Program
 from ..trace.summary import TraceSummary, summarize
 from .factory import recorder_for
 from .guard import Guard
@@ -101,7 +101,7 @@ class RecordedRun:
         return "\n".join(lines)
 
 
-def default_output(program: Program, settings: Settings) -> Path:
+def default_output(program: Program | Command, settings: Settings) -> Path:
     """A new trace under `trace_dir`, named after the program and the time."""
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     return settings.trace_dir / f"{program.stem}-{stamp}.trace.jsonl"
@@ -116,25 +116,40 @@ def new_trace(output: Path) -> Path:
 
 
 def record_program(
-    program: Program,
+    program: Program | Command,
     output: Path,
     settings: Settings,
     *,
     agent: str | None = None,
     seed: int | None = None,
     guards: Sequence[Guard] = (),
+    runner: Callable[[], int] | None = None,
 ) -> RecordedRun:
-    """Run `program` in this process with recording on, into a new trace at `output` (its task: the
-    program's argv), with `guards` deciding before each model call. The trace is written whatever
-    the program does; only an existing `output` raises (nothing is run)."""
+    """Run `program` with recording on, into a new trace at `output` (its task: the program's argv),
+    with `guards` deciding before each model call. A Python program runs in this process; `runner`
+    runs another one (a command, through the model endpoint) and returns its exit code. The trace is
+    written whatever the program does; only an existing `output` raises (nothing is run)."""
     new_trace(output)
+    task = {"argv": program.argv} if isinstance(program, Program) else {"command": list(program.argv)}
     recorder = recorder_for(
-        output, settings, agent=agent or program.stem, seed=seed, task={"argv": program.argv}, guards=guards
+        output,
+        settings,
+        agent=agent or program.stem,
+        seed=seed,
+        task=task,
+        guards=guards,
+        http=runner is None,
     )
     stopped = error = crash = None
     try:
         with recorder:
-            code = run(program)
+            if runner is not None:
+                code = runner()
+                if recorder.guarding.halt is not None:  # a guard refused the subprocess a request
+                    raise recorder.guarding.halt
+            else:
+                assert isinstance(program, Program)
+                code = run(program)
             if recorder.status is None:  # the program may have said how its run ended
                 recorder.end("ok" if code == 0 else "failed")
     except KeyboardInterrupt:

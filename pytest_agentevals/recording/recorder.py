@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import contract
 from ..errors import RecordingError, RunStopped
-from ..trace.events import RUN_STATUSES, TRACE_VERSION, Event
+from ..trace.events import NO_MODEL_CALLS, NO_MODEL_CALLS_REASON, RUN_STATUSES, TRACE_VERSION, Event
 from ..trace.writer import TraceWriter
 from . import active, exchange
 from .bodies import BodyDecoder
@@ -177,7 +177,12 @@ class Recorder:
             self._patches = None
         active.pop_recorder(self)
         guarding = self.guarding
-        guarding.end(guarding.halt_status or self.status or status or ("error" if error else "ok"))
+        # A guard's stop, then what the harness said with end(), then the way out.
+        final = guarding.halt_status or self.status or status or ("error" if error else "ok")
+        empty = final == "ok" and self.totals["model_calls"] == 0
+        if empty:  # nothing was recorded, so nothing was checked: never a perfect run
+            final = NO_MODEL_CALLS
+        guarding.end(final)
         if guarding.failure is not None:
             error = guarding.failure  # the guard's own traceback, not the SDK's frames around it
         elif isinstance(error, RunStopped) and guarding.halt is not None:
@@ -187,10 +192,11 @@ class Recorder:
                 "type": "run_end",
                 "seq": self._next_seq(),
                 "t": self._now(),
-                # A guard's stop, then what the harness said with end(), then the way out.
-                "status": guarding.halt_status or self.status or status or ("error" if error else "ok"),
+                "status": final,
                 "totals": {**self.totals, "steps": self.steps, "cost_usd": round(self.totals["cost_usd"], 8)},
             }
+            if empty:
+                end["reason"] = NO_MODEL_CALLS_REASON
             if self._observed is not None:
                 end["observed_contract"] = self._observed
             if error is not None:
@@ -240,11 +246,15 @@ class Recorder:
             self.guarding.observe(event)
         return event
 
-    def record_http(self, vcr_request: Any, vcr_response: dict[str, Any], latency_s: float) -> None:
+    def record_http(
+        self, vcr_request: Any, vcr_response: dict[str, Any], latency_s: float, failure: str | None = None
+    ) -> None:
+        """Write one exchange as a model_call. `failure` says why an exchange did not complete even
+        if its status says it did (an answer cut short mid-stream): it counts as a model error."""
         fields = exchange.model_call_fields(vcr_request, vcr_response, latency_s, self._prices, self._bodies)
         status = fields["response"]["status"]
         with self._lock:
-            ok = 200 <= status < 300
+            ok = 200 <= status < 300 and failure is None
             if fields["provider"] == "anthropic":
                 self.totals["model_calls"] += 1
                 if ok:
@@ -256,14 +266,22 @@ class Recorder:
                         self._observed = contract.observed_contract(fields["request"]["body"])
                 else:
                     self.totals["model_errors"] += 1
-                    fields["error"] = exchange.error_summary(fields)
+                    fields["error"] = failure or exchange.error_summary(fields)
+            elif failure is not None:
+                fields["error"] = failure
             # A failed call belongs to the step it was trying to take.
             step = self.steps if ok else self.steps + 1
             event = {"type": "model_call", "seq": self._next_seq(), "t": self._now(), "step": step, **fields}
             if self._writer is not None:
                 self._writer.write(event)
         if self.guards and fields["provider"] == "anthropic":
-            self.guarding.after_call(vcr_request, status, fields.get("usage") or {}, fields.get("cost_usd"))
+            # An answer cut short is a call that did not complete: the guards reconcile it as one.
+            self.guarding.after_call(
+                vcr_request,
+                status if ok or failure is None else 0,
+                fields.get("usage") or {},
+                fields.get("cost_usd"),
+            )
             self.guarding.observe(event)
 
     def _tool_event(

@@ -188,6 +188,7 @@ class Replayer:
         self._patches.__enter__()
         if self._tools is not None and not self.allow_live:
             active.push_source(self)  # with allow_live (record mode "new") tools run for real
+        active.push_replayer(self)  # the model endpoint answers other processes' requests with it
         self._running = True
         return self
 
@@ -198,6 +199,7 @@ class Replayer:
             return
         self._running = False
         active.pop_source(self)
+        active.pop_replayer(self)
         self._patches.__exit__(None, None, None)
         if self._unblock is not None:
             self._unblock()
@@ -246,6 +248,13 @@ class Replayer:
         return self._fail(self.failure)
 
     # -- HTTP ------------------------------------------------------------------------------------
+
+    def answer(self, request: Any) -> dict[str, Any] | None:
+        """The recorded response to a request another process sent (the model endpoint's; `request`
+        has vcrpy's `method`, `uri`, `headers` and `body`), in vcrpy's form; None when record mode
+        "new" lets it go live. Raises as an in-process request would: a divergence, an unrecorded
+        request, a stale cassette, or the replay's earlier failure — each kept for the report."""
+        return self._decide(request)
 
     def _decide(self, vcr_request: Any) -> dict[str, Any] | None:
         head = canonical_request(vcr_request.method, vcr_request.uri, None)

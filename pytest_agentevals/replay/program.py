@@ -5,6 +5,7 @@ and, when asked, its replayed run is recorded into a trace of its own."""
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from ..errors import AgentEvalsError, ReplayDivergence, StaleCassette, Unrecorde
 from ..recording import program as programs
 from ..recording.factory import recorder_for
 from ..settings import Settings
-from ..settings.argv import Program
+from ..settings.argv import Command, Program
 from .loader import load_cassette
 from .report import ReplayReport
 from .session import ReplaySession
@@ -50,17 +51,20 @@ class ProgramReplay:
 
 
 def replay_program(
-    program: Program,
+    program: Program | Command,
     trace: str,
     settings: Settings,
     *,
     from_step: int | None = None,
     output: Path | None = None,
     check_contract: bool = True,
+    runner: Callable[[], int] | None = None,
 ) -> ProgramReplay:
     """Run `program` against the recorded run `trace` (from the checkpoint at or before `from_step`
-    when given). A divergence, an unrecorded request or a stale cassette ends it with DIVERGED; the
-    program's own exception with 1 and its traceback; a bad cassette or option raises."""
+    when given): a Python program in this process, another one by `runner` (a command, through the
+    model endpoint), which returns its exit code. A divergence, an unrecorded request or a stale
+    cassette ends it with DIVERGED; the program's own exception with 1 and its traceback; a bad
+    cassette or option raises."""
     if output is not None and output.exists():
         # Appending a second run to a trace would corrupt it; overwriting would lose the first.
         raise AgentEvalsError(f"{output} exists; choose another -o or move it away")
@@ -85,7 +89,11 @@ def replay_program(
         try:
             session.start(cassette)
             try:
-                code = programs.run(program)
+                if runner is not None:
+                    code = runner()
+                else:
+                    assert isinstance(program, Program)
+                    code = programs.run(program)
             except BaseException as exc:
                 session.finish(exc)
                 raise

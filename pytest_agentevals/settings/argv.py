@@ -77,6 +77,41 @@ class Program:
         return self.script_path(root) == other.script_path(root)
 
 
+@dataclass(frozen=True)
+class Command:
+    """Any other program, run as a subprocess (`node agent.js`, `claude -p ...`, `./run.sh`): what
+    `agentevals record -- COMMAND ...` runs with its model requests sent through the model endpoint.
+    A trace keeps it as the run's task, `{"command": [...]}`."""
+
+    argv: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return shlex.join(self.argv)
+
+    @property
+    def command(self) -> str:
+        return shlex.join(self.argv)
+
+    @property
+    def stem(self) -> str:
+        name = Path(self.argv[0]).name
+        return name.split(".", 1)[0] or name
+
+
+def program_or_command(argv: Sequence[str]) -> Program | Command:
+    """What `agentevals record`/`replay` runs: `-m module` or a `.py` script is a Python program run in
+    this process, as before; anything else is a command run as a subprocess through the endpoint."""
+    if not argv:
+        raise AgentEvalsError("nothing to run: give a script, -m module, or a command after --")
+    head = argv[0]
+    if head.startswith("-m") or head.endswith(".py"):
+        return Program.from_argv(argv)
+    if not head or head.startswith("-"):
+        raise AgentEvalsError(f"{head!r} is not a command: give a script, -m module, or a command after --")
+    return Command(tuple(argv))
+
+
 def parse_allowed(entry: str) -> Program:
     """One entry of an allow-list (`"-m examples.taskrunner"`, `"agent.py"`): a program, no args."""
     program = Program.from_argv(shlex.split(entry))

@@ -93,6 +93,16 @@ RUN_STATUSES = (
     "escalated",
     "stalled",
     "loop",
+    "no_model_calls",
+)
+# A recording that saw no model call ended as `no_model_calls`, not `ok`: it checked nothing.
+NO_MODEL_CALLS = "no_model_calls"
+NO_MODEL_CALLS_REASON = (
+    "the run made no model call that was recorded: neither the agent in this process (through httpx) "
+    "nor any process through the model endpoint. If the agent runs in a subprocess (the Claude Code "
+    "CLI, the Claude Agent SDK, a Node agent), it was likely not pointed at the endpoint: run it with "
+    "`agentevals record -- COMMAND ...`, or give it the endpoint's environment (model_endpoint().env, "
+    "the agentevals_endpoint fixture's env) — see docs/endpoint.md"
 )
 # What a guard event's `action` says: it stopped the run, reported something, or failed itself.
 GUARD_ACTIONS = ("stop", "warn", "error")

@@ -142,3 +142,7 @@ def _add(
         error = event.get("error")
         if isinstance(error, dict):
             summary.error = f"{error.get('type')}: {error.get('message')}"
+        elif isinstance(event.get("reason"), str):  # why the run ended as it did (no_model_calls)
+            summary.error = event["reason"]
+        if summary.status == "no_model_calls":
+            summary.problems.append("no model call was recorded: the run checked nothing (see `ended`)")

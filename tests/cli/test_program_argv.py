@@ -86,7 +86,7 @@ def test_nothing_to_run_says_how(project: Path) -> None:
     assert result.returncode == 2
     assert result.stderr == (
         "agentevals record: error: nothing to run: give a script or a module "
-        "(script.py [args] | -m module [args])\n"
+        "(script.py [args] | -m module [args] | -- COMMAND [args])\n"
     )
 
 

@@ -1,0 +1,470 @@
+"""The endpoint: a Messages API on 127.0.0.1 that answers for the run recording or replaying in this
+process, for any client process pointed at it with `ANTHROPIC_BASE_URL`.
+
+Each request goes to the run active when it arrives:
+- a replay (a running `Replayer`): answered from the recording by the replay engine, with its strict
+  matching and divergence report; nothing is forwarded (record mode "new" forwards what the
+  recording does not hold, as in-process);
+- a recording (the current `Recorder`): its guards decide first, then the request is forwarded to
+  the upstream and the answer streamed back as it arrives, and the exchange is written as the
+  in-process recorder writes it (the recorder's own `record_http`: scrubbed, deltas, usage, cost).
+
+What the endpoint refuses — a guard's stop, a divergence, a request it cannot parse, no run active —
+is answered with a 4xx error body and `x-should-retry: false`: the anthropic SDKs (Python and
+TypeScript) and the Claude Code CLI retry 408, 409, 429, 5xx and connection errors, never that.
+An upstream that cannot be reached, times out or answers something that is not HTTP is answered
+502 (504 for a timeout), which a client retries as it would a failing API; one that drops the
+connection mid-answer drops the client's mid-answer too. Every such exchange is in the trace.
+
+The URL holds a token of this endpoint's own (`/agentevals-<token>`): a client of another run's
+endpoint (a port reused) gets a 404, never this run's answers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+from ..errors import AgentEvalsError, RecordingError
+from ..recording import active
+from ..recording.providers.anthropic import is_messages_call
+from ..recording.recorder import Recorder, current_recorder
+from .upstream import DEFAULT_TIMEOUT_S, DEFAULT_UPSTREAM, Upstream, UpstreamFailure, failure_of
+from .wire import HOP_BY_HOP, Request, error_body, header_items, vcr_response
+
+# What a replaying child is given for a key: no real key reaches a replay, and the SDKs refuse to
+# start without one. Not a key's shape, so no scanner mistakes it for one.
+PLACEHOLDER_KEY = "agentevals-replay-placeholder"
+MAX_BODY_BYTES = 256 * 1024 * 1024  # the API takes 32 MB; far above it a body is a mistake
+_READ = 64 * 1024
+
+
+class ModelEndpoint:
+    """A loopback Messages API for client processes; a context manager (or `start()`/`stop()`).
+
+    `url` is the base URL to give a client (`ANTHROPIC_BASE_URL`), `env` a whole environment for a
+    subprocess (this one's, with `ANTHROPIC_BASE_URL` pointing here, loopback kept off any proxy, and
+    a placeholder key in place of any credential while a replay runs). `upstream` is where a
+    recording forwards: by default what `ANTHROPIC_BASE_URL` said when the endpoint was made, else the
+    real API. `requests` counts what clients sent, `forwarded` what went upstream.
+    """
+
+    def __init__(
+        self,
+        *,
+        upstream: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self._environ = dict(os.environ if environ is None else environ)
+        self.upstream = Upstream(
+            upstream or self._environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM, timeout
+        )
+        self.token = secrets.token_urlsafe(16)
+        self.requests = 0
+        self.forwarded = 0
+        self._lock = threading.Lock()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._replay_prefixes: dict[int, str] = {}
+
+    # -- life cycle ------------------------------------------------------------------------------
+
+    def start(self) -> ModelEndpoint:
+        if self._httpd is not None:
+            raise RecordingError("the model endpoint is already running")
+        self._httpd = _Server(self)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, name="agentevals-endpoint", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        httpd.shutdown()
+        httpd.close_connections()
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> ModelEndpoint:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # -- what a client is given ------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RecordingError("the model endpoint is not running; use it as a context manager")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """The base URL for the client: `http://127.0.0.1:PORT/agentevals-TOKEN`."""
+        return f"http://127.0.0.1:{self.port}/agentevals-{self.token}"
+
+    @property
+    def replaying(self) -> bool:
+        """Whether a replay that forwards nothing is active (then `env` holds a placeholder key)."""
+        replayer = active.replayer()
+        return replayer is not None and not getattr(replayer, "allow_live", False)
+
+    @property
+    def env(self) -> dict[str, str]:
+        """A subprocess's whole environment, pointed at this endpoint."""
+        env = dict(self._environ)
+        env["ANTHROPIC_BASE_URL"] = self.url
+        for name in ("NO_PROXY", "no_proxy"):
+            kept = [part for part in env.get(name, "").split(",") if part.strip()]
+            env[name] = ",".join([*kept, *(h for h in ("127.0.0.1", "localhost") if h not in kept)])
+        if self.replaying:
+            env["ANTHROPIC_API_KEY"] = PLACEHOLDER_KEY
+            env.pop("ANTHROPIC_AUTH_TOKEN", None)  # a bearer token would be sent instead of the key
+        return env
+
+    # -- requests ----------------------------------------------------------------------------------
+
+    def handle(self, handler: _Handler) -> None:
+        with self._lock:
+            self.requests += 1
+        prefix = f"/agentevals-{self.token}"
+        path = handler.path
+        if not (path == prefix or path.startswith((prefix + "/", prefix + "?"))):
+            handler.close_connection = True
+            _refuse(
+                handler,
+                404,
+                "not_found_error",
+                "agentevals endpoint: this URL is not this run's endpoint (each run's endpoint has a "
+                "token of its own in its URL): point the client at ANTHROPIC_BASE_URL as the run gave it",
+            )
+            return
+        rest = path[len(prefix) :] or "/"
+        if not rest.startswith("/"):
+            rest = "/" + rest
+        try:
+            body = _read_body(handler)
+        except ValueError as exc:
+            handler.close_connection = True
+            _refuse(handler, 400, "invalid_request_error", f"agentevals endpoint: {exc}")
+            return
+        headers = {name: value for name, value in handler.headers.items()}
+        replayer = active.replayer()
+        recorder = current_recorder()
+        if replayer is not None:
+            self._replay(handler, replayer, recorder, rest, headers, body)
+        elif recorder is not None:
+            self._record(handler, recorder, rest, headers, body)
+        else:
+            _refuse(
+                handler,
+                400,
+                "invalid_request_error",
+                "agentevals endpoint: no run is being recorded or replayed in the process that serves "
+                "this endpoint, so nothing may answer (and nothing goes to the network unrecorded): "
+                "use it inside a recording or a replay (agentevals record/replay, a replay, resume or "
+                "marathon test, or the agentevals_recorder fixture)",
+            )
+
+    # -- replay ------------------------------------------------------------------------------------
+
+    def _replay(
+        self,
+        handler: _Handler,
+        replayer: Any,
+        recorder: Recorder | None,
+        rest: str,
+        headers: dict[str, str],
+        body: bytes,
+    ) -> None:
+        request = Request(
+            handler.command, f"http://127.0.0.1:{self.port}{self._prefix_of(replayer)}{rest}", headers, body
+        )
+        if recorder is not None and recorder.guards and not _guarded(handler, recorder, request):
+            return
+        try:
+            served = replayer.answer(request)
+        except AgentEvalsError as exc:
+            _refuse(handler, 400, "invalid_request_error", f"agentevals replay: {type(exc).__name__}: {exc}")
+            return
+        if served is None:  # record mode "new": what the recording lacks goes live, recorded
+            self._forward(
+                handler, recorder, Request(handler.command, self.upstream.url(rest), headers, body), rest
+            )
+            return
+        status = served.get("status", {})
+        payload = served.get("body", {}).get("string") or b""
+        if isinstance(payload, str):
+            payload = payload.encode("utf-8")
+        handler.send_response_only(int(status.get("code", 200)), status.get("message") or None)
+        for name, value in header_items(served.get("headers", {})):
+            if name.lower() not in HOP_BY_HOP:
+                handler.send_header(name, value)
+        handler.send_header("Content-Length", str(len(payload)))
+        handler.end_headers()
+        handler.wfile.write(payload)
+
+    def _prefix_of(self, replayer: Any) -> str:
+        """The path the recording's requests had before `/v1/` (a gateway's `/anthropic`), so a run
+        recorded through a prefixed upstream replays through the endpoint: usually empty."""
+        key = id(replayer)
+        if key not in self._replay_prefixes:
+            prefix = ""
+            for interaction in replayer.cassette.interactions:
+                where = interaction.canonical.get("path", "").split("?", 1)[0]
+                if "/v1/" in where:
+                    prefix = where[: where.index("/v1/")]
+                    break
+            self._replay_prefixes = {key: prefix}
+        return self._replay_prefixes[key]
+
+    # -- record ------------------------------------------------------------------------------------
+
+    def _record(
+        self, handler: _Handler, recorder: Recorder, rest: str, headers: dict[str, str], body: bytes
+    ) -> None:
+        request = Request(handler.command, self.upstream.url(rest), headers, body)
+        problem = _unparsable(handler.command, rest, headers, body)
+        if problem is not None:
+            message = f"agentevals endpoint: {problem}"
+            payload = error_body("invalid_request_error", message)
+            _send_error(handler, 400, payload)
+            response = vcr_response(400, "Bad Request", _error_headers(payload), payload)
+            recorder.record_http(request, response, 0.0, failure=message)
+            return
+        if recorder.guards and not _guarded(handler, recorder, request):
+            return
+        self._forward(handler, recorder, request, rest)
+
+    def _forward(self, handler: _Handler, recorder: Recorder | None, request: Request, rest: str) -> None:
+        """Send the request upstream and stream the answer back as it arrives, then record it whole."""
+        started = time.perf_counter()
+        outgoing = {name: value for name, value in request.headers.items() if name.lower() not in HOP_BY_HOP}
+        with self._lock:
+            self.forwarded += 1
+        try:
+            response = self.upstream.open(request.method, rest, outgoing, request.body)
+        except UpstreamFailure as refused:
+            status = 504 if refused.kind == "timeout" else 502
+            message = f"agentevals endpoint: {refused}"
+            payload = error_body("timeout_error" if status == 504 else "api_error", message)
+            with contextlib.suppress(OSError):
+                _send_error(handler, status, payload, retry=None)
+            if recorder is not None:
+                reason = "Gateway Timeout" if status == 504 else "Bad Gateway"
+                recorder.record_http(
+                    request,
+                    vcr_response(status, reason, _error_headers(payload), payload),
+                    time.perf_counter() - started,
+                    failure=message,
+                )
+            return
+        status, reason, headers = response.status, response.reason, response.getheaders()
+        length = response.getheader("content-length")
+        chunked = length is None or bool(getattr(response, "chunked", False))
+        client_gone: str | None = None
+        try:
+            handler.send_response_only(status, reason)
+            for name, value in headers:
+                if name.lower() not in HOP_BY_HOP:
+                    handler.send_header(name, value)
+            if chunked:
+                handler.send_header("Transfer-Encoding", "chunked")
+            else:
+                handler.send_header("Content-Length", str(length))
+            handler.end_headers()
+        except OSError:
+            client_gone = "the client closed the connection before the answer began"
+        parts: list[bytes] = []
+        failure: str | None = None
+        while True:
+            try:
+                chunk = response.read1(_READ)
+            except (OSError, http.client.HTTPException) as exc:  # IncompleteRead, a reset, a timeout
+                failure = (
+                    f"agentevals endpoint: the answer was cut short after {sum(map(len, parts))} bytes: "
+                    f"{failure_of(exc, self.upstream.base_url)}"
+                )
+                break
+            if not chunk:
+                break
+            parts.append(chunk)
+            if client_gone is None:
+                try:
+                    handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
+                except OSError:
+                    client_gone = "the client closed the connection before the answer ended"
+        if failure is not None:
+            self.upstream.drop()
+            handler.close_connection = True  # the client sees the answer cut short, as the upstream cut it
+        elif client_gone is None and chunked:
+            try:
+                handler.wfile.write(b"0\r\n\r\n")
+            except OSError:
+                client_gone = "the client closed the connection before the answer ended"
+        if client_gone is not None:
+            handler.close_connection = True
+        if recorder is not None:
+            recorder.record_http(
+                request,
+                vcr_response(status, reason, headers, b"".join(parts)),
+                time.perf_counter() - started,
+                failure=failure or client_gone,
+            )
+
+
+def _guarded(handler: _Handler, recorder: Recorder, request: Request) -> bool:
+    """Ask the run's guards about a request; False (answered already) when they stop the run."""
+    try:
+        recorder.guarding.before_call(request)
+    except AgentEvalsError as exc:
+        _refuse(handler, 400, "invalid_request_error", f"agentevals: {exc}")
+        return False
+    return True
+
+
+def _unparsable(method: str, path: str, headers: Mapping[str, str], body: bytes) -> str | None:
+    """Why a Messages API request cannot be read (its body is not a JSON object), or None."""
+    route = path.split("?", 1)[0].rstrip("/")
+    if method.upper() != "POST" or not (
+        is_messages_call(method, route) or route.endswith("/v1/messages/count_tokens")
+    ):
+        return None
+    encoding = next((v for k, v in headers.items() if k.lower() == "content-encoding"), "")
+    if encoding.strip().lower() not in ("", "identity"):
+        return None  # stored decoded by the recorder; the upstream judges it
+    try:
+        parsed = json.loads(body) if body else None
+    except ValueError as exc:
+        return f"the request body of POST {route} is not JSON ({exc}); nothing was forwarded"
+    if not isinstance(parsed, dict):
+        return f"the request body of POST {route} is not a JSON object; nothing was forwarded"
+    return None
+
+
+def _read_body(handler: _Handler) -> bytes:
+    length = handler.headers.get("Content-Length")
+    if handler.headers.get("Transfer-Encoding", "").lower() == "chunked":
+        parts: list[bytes] = []
+        total = 0
+        while True:
+            line = handler.rfile.readline(1024)
+            try:
+                size = int(line.split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                raise ValueError("the request's chunked body is malformed") from None
+            if size == 0:
+                while handler.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                    pass
+                return b"".join(parts)
+            total += size
+            if total > MAX_BODY_BYTES:
+                raise ValueError(f"the request body is over {MAX_BODY_BYTES} bytes")
+            parts.append(handler.rfile.read(size))
+            handler.rfile.readline(8)
+    if length is None:
+        return b""
+    try:
+        size = int(length)
+    except ValueError:
+        raise ValueError(f"the request's Content-Length {length!r} is not a number") from None
+    if size < 0 or size > MAX_BODY_BYTES:
+        raise ValueError(f"the request's Content-Length {size} is out of bounds (at most {MAX_BODY_BYTES})")
+    body = handler.rfile.read(size)
+    if len(body) != size:
+        raise ValueError(f"the request body ended after {len(body)} of its {size} bytes")
+    return body
+
+
+def _error_headers(payload: bytes, retry: bool | None = False) -> list[tuple[str, str]]:
+    headers = [("content-type", "application/json"), ("content-length", str(len(payload)))]
+    if retry is not None:
+        headers.append(("x-should-retry", "true" if retry else "false"))
+    return headers
+
+
+def _send_error(handler: _Handler, status: int, payload: bytes, retry: bool | None = False) -> None:
+    handler.send_response_only(status)
+    for name, value in _error_headers(payload, retry):
+        handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.write(payload)
+
+
+def _refuse(handler: _Handler, status: int, error_type: str, message: str) -> None:
+    """A final answer: a 4xx error body the clients do not retry."""
+    _send_error(handler, status, error_body(error_type, message), retry=False)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # stop() closes the open connections itself
+    request_queue_size = 128  # a client's pool may open many connections at once
+
+    def __init__(self, endpoint: ModelEndpoint) -> None:
+        self.endpoint = endpoint
+        self.connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def close_connections(self) -> None:
+        with self.connections_lock:
+            open_now = list(self.connections)
+        for connection in open_now:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # a streamed event goes out at once
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server.connections_lock:
+            self.server.connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.server.connections_lock:
+            self.server.connections.discard(self.connection)
+        with contextlib.suppress(OSError):
+            super().finish()
+
+    def _dispatch(self) -> None:
+        try:
+            self.server.endpoint.handle(self)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client gave up while we wrote
+
+    do_POST = do_GET = do_PUT = do_PATCH = do_DELETE = _dispatch
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # a line per request on stderr would drown the agent's own output
+
+
+@contextlib.contextmanager
+def model_endpoint(
+    *, upstream: str | None = None, timeout: float = DEFAULT_TIMEOUT_S
+) -> Iterator[ModelEndpoint]:
+    """A running `ModelEndpoint` for the `with` block: `endpoint.url`, `endpoint.env`."""
+    with ModelEndpoint(upstream=upstream, timeout=timeout) as endpoint:
+        yield endpoint
