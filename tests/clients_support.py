@@ -16,12 +16,14 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from pytest_agentevals.replay.profiles import CLAUDE_CODE
 from pytest_agentevals.sim import Reply, SimRequest
 
 from .conftest import REPO, make_fake_key
@@ -99,7 +101,8 @@ def _bare_env() -> dict[str, str]:
 
 def client_env(base_url: str, home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of a client run: the model at `base_url`, a fake key, a HOME of its own (the
-    CLI keeps sessions and settings there), the SDK found by node, and no side traffic."""
+    CLI keeps sessions and settings there), the SDK found by node, no side traffic, and the settings
+    the Claude Code profile pins (the same in a recording and in its replay)."""
     home.mkdir(parents=True, exist_ok=True)
     env = _bare_env()
     env.update(
@@ -107,9 +110,9 @@ def client_env(base_url: str, home: Path, extra: Mapping[str, str] | None = None
         ANTHROPIC_BASE_URL=base_url,
         ANTHROPIC_API_KEY=make_fake_key("client"),
         NODE_PATH=str(NODE_MODULES),
-        # Telemetry, update checks, error reports, release notes: nothing leaves the machine.
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
     )
+    # Telemetry, update checks, error reports: nothing leaves the machine; tool search and memory off.
+    env.update(CLAUDE_CODE.env)
     env.update(extra or {})
     return env
 
@@ -140,9 +143,15 @@ def run(command: list[str], cwd: Path, env: Mapping[str, str], timeout: float = 
 def claude_command(prompt: str) -> list[str]:
     """`claude -p PROMPT` as CI can run it: as root `--dangerously-skip-permissions` is refused, so the
     one tool the script uses is allowed by name and every other permission is left at its default
-    (print mode denies what it would have asked about)."""
+    (print mode denies what it would have asked about); with the flags the Claude Code profile pins
+    (no settings files, no MCP servers but the ones given)."""
     path, _ = claude()
-    return [str(path), "-p", prompt, "--allowedTools", "Write", "--strict-mcp-config"]
+    return [str(path), "-p", prompt, "--allowedTools", "Write", *CLAUDE_CODE.flags]
+
+
+def agentevals(*args: str | Path, cwd: Path, env: Mapping[str, str], timeout: float = 300) -> Ran:
+    """The agentevals command in a subprocess with exactly `env` (a client's environment)."""
+    return run([sys.executable, "-m", "pytest_agentevals", *map(str, args)], cwd, env, timeout)
 
 
 # -- the scripted model ----------------------------------------------------------------------------
