@@ -20,6 +20,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -201,3 +202,32 @@ def _node_step(request: SimRequest) -> Reply:
         notes = request.tool_results[0].get("content", "") if request.tool_results else ""
         return Reply.tool_use("write_file", {"path": "summary.txt", "content": str(notes).upper()})
     return Reply.text("Summary written to summary.txt.")
+
+
+def agent_sdk() -> Any:
+    """The Claude Agent SDK (the `agent-sdk` extra: its wheel bundles the same CLI), or skip (fail
+    under CI)."""
+    try:
+        import claude_agent_sdk
+    except ImportError:
+        _missing("claude-agent-sdk: pip install -e '.[agent-sdk]'; or")
+    return claude_agent_sdk
+
+
+def query_once(prompt: str, cwd: Path, env: Mapping[str, str]) -> list[Any]:
+    """The Claude Agent SDK's `query()` run to its end: every message it yielded."""
+    import anyio
+
+    sdk = agent_sdk()
+    options = sdk.ClaudeAgentOptions(
+        cwd=str(cwd),
+        allowed_tools=["Write"],
+        env=dict(env),
+        setting_sources=[],
+        extra_args={"strict-mcp-config": None},
+    )
+
+    async def collect() -> list[Any]:
+        return [message async for message in sdk.query(prompt=prompt, options=options)]
+
+    return anyio.run(collect)
