@@ -84,8 +84,9 @@ class ModelEndpoint:
         if self._httpd is not None:
             raise RecordingError("the model endpoint is already running")
         self._httpd = _Server(self)
+        # A short poll: stop() waits for it, and every run (a test, a command) stops one endpoint.
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="agentevals-endpoint", daemon=True
+            target=self._httpd.serve_forever, args=(0.05,), name="agentevals-endpoint", daemon=True
         )
         self._thread.start()
         return self

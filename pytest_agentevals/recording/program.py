@@ -139,6 +139,7 @@ def record_program(
         task=task,
         guards=guards,
         http=runner is None,
+        require_model_call=True,  # a program that called no model was likely not pointed at one
     )
     stopped = error = crash = None
     try:

@@ -61,7 +61,9 @@ class Recorder:
     adds what the harness declares about its environment (fixture hashes, prompt versions...).
     `guards` see every model request before it leaves and may stop the run (docs/guards.md).
     `resumed_from` says where a resumed run starts: the checkpoint fixture (its name and SHA-256) or
-    trace it was booted from (`run_start.resumed_from`).
+    trace it was booted from (`run_start.resumed_from`). With `require_model_call` (what `agentevals
+    record` and the marathon's seeds use), a run that would end `ok` but recorded no model call ends
+    `no_model_calls`, with a `reason`: it checked nothing.
     """
 
     def __init__(
@@ -79,8 +81,10 @@ class Recorder:
         http: bool = True,
         guards: Sequence[Guard] = (),
         resumed_from: Mapping[str, Any] | None = None,
+        require_model_call: bool = False,
     ) -> None:
         self.path = Path(path)
+        self.require_model_call = require_model_call
         self.resumed_from = dict(resumed_from) if resumed_from is not None else None
         self.agent = agent
         self.seed = seed
@@ -179,7 +183,7 @@ class Recorder:
         guarding = self.guarding
         # A guard's stop, then what the harness said with end(), then the way out.
         final = guarding.halt_status or self.status or status or ("error" if error else "ok")
-        empty = final == "ok" and self.totals["model_calls"] == 0
+        empty = self.require_model_call and final == "ok" and self.totals["model_calls"] == 0
         if empty:  # nothing was recorded, so nothing was checked: never a perfect run
             final = NO_MODEL_CALLS
         guarding.end(final)
