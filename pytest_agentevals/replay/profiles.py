@@ -97,7 +97,9 @@ CLAUDE_CODE_RULES = (
     ),
     _rule(
         "memory-dir",
-        r"(\S*/\.claude/projects/[^/\s`]+/memory/?)",
+        # Anchored on the sentence that names it, and bounded: a pattern run over an untrusted
+        # cassette's text must not backtrack without bound.
+        r"memory at `([^`\n]{1,4096})`",
         "the CLI's memory folder under HOME, named after the working directory",
     ),
     _rule(

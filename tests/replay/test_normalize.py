@@ -38,6 +38,10 @@ def environment(cwd: str, day: str) -> str:
     )
 
 
+def memory(cwd: str) -> str:
+    return f"/home/dev/.claude/projects/{cwd.replace('/', '-')}/memory/"
+
+
 def claude_body(
     cwd: str, day: str, *, step: int = 0, prompt: str = "write hello.txt", tool: str = "Write"
 ) -> dict[str, Any]:
@@ -73,6 +77,7 @@ def claude_body(
                 "text": "x-anthropic-billing-header: cc_version=2.1.332.8ff; cc_entrypoint=sdk-cli;",
             },
             {"type": "text", "text": "You are a Claude agent, built on Anthropic's Claude Agent SDK."},
+            {"type": "text", "text": f"You have a persistent file-based memory at `{memory(cwd)}`. Use it."},
         ],
         "tools": [{"name": tool, "description": "Write a file.", "input_schema": {"type": "object"}}],
         "metadata": {"user_id": json.dumps({"device_id": "d" * 8, "session_id": f"s-{cwd}-{day}"})},
@@ -132,9 +137,10 @@ def test_a_claude_code_run_replays_in_another_folder_on_another_day(tmp_path: Pa
     assert "  cwd (claude-code profile): 3 text(s) in 2 request(s); 2 differed from the recording; " in text
     assert "metadata left out of the comparison (built in, every client): 2 request(s), 2 differed" in text
     assert report.summary().endswith(
-        "no divergence; 9 volatile text(s) folded by the claude-code profile (claude-code 2.1.332)"
+        "no divergence; 11 volatile text(s) folded by the claude-code profile (claude-code 2.1.332)"
     )
-    assert "  memory-dir (claude-code profile): folded nothing — " in text
+    memory_dir = folds.by_rule["memory-dir"]
+    assert (memory_dir.texts, memory_dir.differed, memory_dir.places) == (2, 2, ["/system/2/text"])
 
 
 @pytest.mark.parametrize(
@@ -209,7 +215,7 @@ def test_a_claude_code_version_no_profile_covers_is_strict_and_says_so(tmp_path:
 def test_profiles_off_compares_a_claude_code_run_byte_strict(tmp_path: Path) -> None:
     trace = record(tmp_path / "cli.trace.jsonl", two_steps(RECORDED_CWD, RECORDED_DAY)[:1])
     with (
-        pytest.raises(AgentEvalsError, match="Primary working directory"),
+        pytest.raises(AgentEvalsError, match="system prompt"),
         Replayer(trace, profile="off") as replay,
     ):
         post(claude_body("/tmp/ci/elsewhere", RECORDED_DAY), CLI)
