@@ -63,8 +63,9 @@ def test_record_a_script_then_show_it(project: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "args ['x', '--flag']" in result.stdout
+    # The agent calls no model: a recorded program that checked nothing is never `ok`.
     assert (
-        "wrote run.trace.jsonl (0 steps, ended ok, $0.0000); `agentevals show run.trace.jsonl`"
+        "wrote run.trace.jsonl (0 steps, ended no_model_calls, $0.0000); `agentevals show run.trace.jsonl`"
         in result.stderr
     )
     events = read_trace(project / "run.trace.jsonl")
@@ -81,18 +82,19 @@ def test_record_a_script_then_show_it(project: Path) -> None:
     assert events[0]["seed"] == 4
     assert events[0]["task"] == {"argv": ["agent.py", "x", "--flag"]}
     assert events[2]["error"] == {"type": "ValueError", "message": "cannot shout boom"}
-    assert events[-1]["status"] == "ok"
+    assert events[-1]["status"] == "no_model_calls"
+    assert "not pointed at the endpoint" in events[-1]["reason"]
 
     shown = agentevals("show", "run.trace.jsonl", cwd=project)
     assert shown.returncode == 0
-    assert "ended      ok" in shown.stdout
+    assert "ended      no_model_calls — the run made no model call that was recorded" in shown.stdout
     assert "tools      2 calls (1 errors): shout 2" in shown.stdout
     assert "harness    1 checkpoints · 1 compactions · 0 notes" in shown.stdout
     assert "verified   1/1 passed, progress 50%" in shown.stdout
-    assert "problems   none" in shown.stdout
+    assert "problems\n  - no model call was recorded: the run checked nothing" in shown.stdout
     as_json = json.loads(agentevals("show", "--json", "run.trace.jsonl", cwd=project).stdout)
     assert as_json["tool_errors"] == 1
-    assert as_json["status"] == "ok"
+    assert as_json["status"] == "no_model_calls"
     assert as_json["checkpoints"] == 1
 
 
@@ -118,7 +120,7 @@ def test_record_default_output_goes_to_trace_dir(project: Path) -> None:
     (project / "pyproject.toml").write_text('[tool.agentevals]\ntrace_dir = "runs"\n')
     assert agentevals("record", "agent.py", cwd=project).returncode == 0
     (trace,) = (project / "runs").glob("agent-*.trace.jsonl")
-    assert read_trace(trace)[-1]["status"] == "ok"
+    assert read_trace(trace)[-1]["status"] == "no_model_calls"  # the agent calls no model
 
 
 def test_record_never_overwrites(project: Path) -> None:
