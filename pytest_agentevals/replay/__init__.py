@@ -12,15 +12,24 @@ if TYPE_CHECKING:
     from .engine import MODES, Replayer
     from .index import RequestIndex, incoming_request, shape_key
     from .loader import load_cassette
+    from .normalize import Folds, Normalizer
+    from .profiles import CLAUDE_CODE, PROFILES, Client, Pin, Profile, client_of, profile_for
     from .report import Divergence, ReplayDivergenceWarning, ReplayReport
     from .session import ReplaySession
     from .tools import RecordedToolError
 
 __all__ = [
+    "CLAUDE_CODE",
     "MODES",
+    "PROFILES",
     "Cassette",
+    "Client",
     "Divergence",
+    "Folds",
     "Interaction",
+    "Normalizer",
+    "Pin",
+    "Profile",
     "RecordedToolError",
     "ReplayDivergenceWarning",
     "ReplayReport",
@@ -28,8 +37,10 @@ __all__ = [
     "Replayer",
     "RequestIndex",
     "ToolRecord",
+    "client_of",
     "incoming_request",
     "load_cassette",
+    "profile_for",
     "shape_key",
 ]
 

@@ -28,6 +28,7 @@ turn a divergence into a pass).
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -41,17 +42,21 @@ from ..recording.patching import patched
 from ..recording.providers.anthropic import is_messages_call
 from ..recording.recorder import current_recorder
 from ..settings import REPLAY_MODES
+from ..settings.normalize import Rule
 from ..trace.canonical import canonical_request, scrubbed_canonical
 from ..trace.scrub import Scrubber
 from . import diff, network, staleness
 from .cassette import Cassette, Interaction
 from .index import RequestIndex, incoming_request
 from .loader import load_cassette
+from .normalize import Folded, Folds, Normalizer
+from .profiles import Profile, profile_for, recorded_client
 from .report import Divergence, ReplayReport
 from .tools import ToolPlayer, jsonable, recorded_exception
 from .transport import ReplayCassette, loud
 
 MODES = REPLAY_MODES  # one list of modes, shared with the settings that choose among them
+PROFILE_CHOICES = ("auto", "off")
 
 SEQUENTIAL_HINT = (
     'if the change is intended, re-record the cassette, or replay with mode="sequential" to test '
@@ -71,6 +76,10 @@ class Replayer:
     instead of failing. `rerecord` is the command a stale-cassette message suggests. `allow_live`
     lets unmatched requests go to the network instead of failing (record mode "new");
     `block_network=False` leaves sockets alone.
+
+    Requests are compared strictly, except for what declared rules fold (`normalize.py`): the
+    profile of the client that made the recording, when one covers it (`profile="auto"`; the Claude
+    Code CLI's, `profiles.py`), and the user's `normalize` rules. Every fold is in `report.folds`.
     """
 
     def __init__(
@@ -85,9 +94,13 @@ class Replayer:
         rerecord: str | None = None,
         allow_live: bool = False,
         block_network: bool = True,
+        normalize: Sequence[Rule] = (),
+        profile: str = "auto",
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"replay mode {mode!r} is not one of {', '.join(MODES)}")
+        if profile not in PROFILE_CHOICES:
+            raise ValueError(f"replay profile {profile!r} is not one of {', '.join(PROFILE_CHOICES)}")
         self.cassette = cassette if isinstance(cassette, Cassette) else load_cassette(cassette, from_step)
         self.mode = mode
         self.packages = tuple(packages)
@@ -102,6 +115,10 @@ class Replayer:
             recorded_http=len(self.cassette.interactions),
             recorded_tools=len(self.cassette.tools or ()),
         )
+        self.profile: Profile | None = None
+        self.normalizer: Normalizer | None = None
+        self._recorded_folds: dict[int, list[Folded]] = {}
+        self._normalize(tuple(normalize), profile)
         self.failure: AgentEvalsError | None = None
         self.live_requests = 0
         self._lock = threading.RLock()
@@ -118,6 +135,41 @@ class Replayer:
         self._patches: Any = None
         self._unblock: Any = None
         self._running = False
+
+    def _normalize(self, user_rules: tuple[Rule, ...], profile: str) -> None:
+        """Choose the rules (the recording client's profile, then the user's), and fold the recorded
+        requests once. A copy of the cassette holds the folded forms: a loaded cassette may be shared."""
+        client = recorded_client(i.request for i in self.cassette.interactions if i.is_model)
+        if profile == "auto":
+            self.profile = profile_for(client)
+            if client is not None and self.profile is None:
+                self.report.notes.append(
+                    f"recorded by {client.name} {client.version_text} ({client.seen_as}): no normalization "
+                    "profile covers that version, so its requests are compared byte-strict"
+                )
+        elif client is not None:
+            self.report.notes.append(f"recorded by {client.name} {client.version_text}: profiles are off")
+        rules = (*(self.profile.rules if self.profile else ()), *user_rules)
+        if not rules:
+            return
+        labels = []
+        if self.profile is not None:
+            assert client is not None
+            labels.append(f"the {self.profile.name} profile ({client.name} {client.version_text})")
+        if user_rules:
+            labels.append("[tool.agentevals] replay_normalize")
+        self.normalizer = Normalizer(rules, " and ".join(labels))
+        self.report.folds = Folds(self.normalizer)
+        copies = []
+        for interaction in self.cassette.interactions:
+            canonical = interaction.canonical
+            body, folded = self.normalizer.fold(canonical.get("body"))
+            copy = dataclasses.replace(
+                interaction, _canonical={**canonical, "body": body}, _fingerprint=None, _served=None
+            )
+            self._recorded_folds[id(copy)] = folded
+            copies.append(copy)
+        self.cassette = dataclasses.replace(self.cassette, interactions=copies, _by_fingerprint=None)
 
     # -- life cycle ------------------------------------------------------------------------------
 
@@ -230,8 +282,9 @@ class Replayer:
         self, head: dict[str, Any], route: tuple[str, str], raw: Any, is_model: bool
     ) -> Interaction | None:
         """The fast path: the recorded exchange expected next, when the request's bytes are exactly
-        the ones the recorded request serializes to (no parsing of the growing history at all)."""
-        if not isinstance(raw, bytes) or (is_model and not self._model_checked):
+        the ones the recorded request serializes to (no parsing of the growing history at all). Off
+        while rules normalize: every request is then folded, so the report counts every fold."""
+        if not isinstance(raw, bytes) or (is_model and not self._model_checked) or self.normalizer:
             return None
         if self.mode == "strict":
             expected = self._index.next_unused()
@@ -257,14 +310,34 @@ class Replayer:
             # Recordings hold requests scrubbed: a live one carrying a secret (a key in a prompt or a
             # URL) matches once scrubbed alike, and a divergence shows it scrubbed, not the secret.
             canonical = scrubbed_canonical(fields, self._scrubber)
+        folded: list[Folded] = []
+        if self.normalizer is not None:
+            body, folded = self.normalizer.fold(canonical.get("body"))
+            canonical = {**canonical, "body": body}
         self._calls += 1
         number = self._calls
         if is_model and not self._model_checked:
             self._model_checked = True
             self._check_first_model_request(canonical)
         if self.mode == "strict":
-            return self._strict(number, canonical, is_model)
-        return self._sequential(number, canonical, is_model)
+            found = self._strict(number, canonical, is_model)
+        else:
+            found = self._sequential(number, canonical, is_model)
+        if found is not None:
+            self._count_folds(fields, found, folded)
+        return found
+
+    def _count_folds(self, fields: dict[str, Any], interaction: Interaction, folded: list[Folded]) -> None:
+        if self.report.folds is not None:
+            self.report.folds.add(folded, self._recorded_folds.get(id(interaction), []))
+        body = fields.get("body")
+        if isinstance(body, dict) and "metadata" in body:
+            # The canonical form leaves `metadata` out for every client (user and session ids): listed.
+            recorded = interaction.request.get("body")
+            recorded_metadata = recorded.get("metadata") if isinstance(recorded, dict) else None
+            self.report.metadata_left_out += 1
+            if recorded_metadata != self._scrubber.scrub_event({"metadata": body["metadata"]})["metadata"]:
+                self.report.metadata_differed += 1
 
     def _live(self, vcr_request: Any, response: dict[str, Any]) -> None:
         recorder = current_recorder()

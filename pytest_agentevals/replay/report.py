@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..contract import Drift, table
 from ..trace.terminal import safe
+from .normalize import Folds
 
 
 class ReplayDivergenceWarning(UserWarning):
@@ -47,6 +48,13 @@ class ReplayReport:
     divergences: list[Divergence] = field(default_factory=list)
     failure: str | None = None
     tolerated: list[Drift] = field(default_factory=list)
+    folds: Folds | None = None
+    """What declared normalization folded (None: no rule applied, the comparison was strict)."""
+    metadata_left_out: int = 0
+    """Requests whose `metadata` (user and session ids) the canonical form left out of the match."""
+    metadata_differed: int = 0
+    notes: list[str] = field(default_factory=list)
+    """What the report must say about how requests were compared (a client no profile covers)."""
 
     @property
     def diverged(self) -> bool:
@@ -73,7 +81,21 @@ class ReplayReport:
         if self.tolerated:
             keys = ", ".join(f"{drift.key} ({drift.severity})" for drift in self.tolerated)
             tolerated = f"; contract drift tolerated (contract_tolerate): {keys}"
-        return head + "; " + ("; ".join(verdict) or "no divergence") + tolerated
+        folded = ""
+        if self.folds is not None:
+            folded = f"; {self.folds.total} volatile text(s) folded by {self.folds.label}"
+        return head + "; " + ("; ".join(verdict) or "no divergence") + tolerated + folded
+
+    def fold_lines(self) -> list[str]:
+        """Every fold, rule by rule (each rule listed, folded or not), the built-in leaving out of
+        `metadata`, and the notes: how the requests were compared, never left unsaid."""
+        lines = self.folds.lines() if self.folds is not None else []
+        if self.metadata_left_out:
+            lines.append(
+                f"metadata left out of the comparison (built in, every client): {self.metadata_left_out} "
+                f"request(s), {self.metadata_differed} differed from the recording"
+            )
+        return lines + self.notes
 
     def text(self, limit: int = 10) -> str:
         """The summary, the tolerated drift's table, the first divergence in full, and the next ones
@@ -81,6 +103,7 @@ class ReplayReport:
         lines = [self.summary()]
         if self.tolerated:
             lines.append(table(self.tolerated))
+        lines.extend(self.fold_lines())
         for i, divergence in enumerate(self.divergences[:limit]):
             lines.append(divergence.render() if i == 0 else "  " + divergence.headline)
         if len(self.divergences) > limit:

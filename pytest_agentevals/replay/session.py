@@ -192,6 +192,8 @@ class ReplaySession:
             tolerate=tolerances("contract_tolerate", self.settings.contract_tolerate),
             rerecord=self.rerecord,
             allow_live=record == "new",
+            normalize=self.settings.replay_normalize,
+            profile=self.settings.replay_profile,
         )
         if record == "new":
             self._record(path, replayer.cassette.task, start=False)

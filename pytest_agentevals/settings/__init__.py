@@ -1,10 +1,12 @@
 """Settings: every option declared once (`options.py`), resolved once into a frozen `Settings`
 (`resolve.py`: CLI > marker > `[tool.agentevals]` > default), and the value types the options
-parse — budgets, seed selections, contract tolerances, a program's argv — and the pyramid's layers.
+parse — budgets, seed selections, contract tolerances, normalization rules, a program's argv — and
+the pyramid's layers.
 Nothing here imports an engine, a face or pytest: every part of the package may read settings.
 """
 
-from .options import BY_KEY, CONTRACT_POLICIES, OPTIONS, RECORD_MODES, REPLAY_MODES, Option
+from .normalize import Rule, rules
+from .options import BY_KEY, CONTRACT_POLICIES, OPTIONS, RECORD_MODES, REPLAY_MODES, REPLAY_PROFILES, Option
 from .resolve import Settings, find_pyproject, read_pyproject
 
 __all__ = [
@@ -13,8 +15,11 @@ __all__ = [
     "OPTIONS",
     "RECORD_MODES",
     "REPLAY_MODES",
+    "REPLAY_PROFILES",
     "Option",
+    "Rule",
     "Settings",
     "find_pyproject",
     "read_pyproject",
+    "rules",
 ]

@@ -19,6 +19,7 @@ from .budgets import KEYS as BUDGET_KEYS
 from .budgets import Budget
 from .dburl import DatabaseURL, is_database_url
 from .layers import BY_NAME, LAYER_NAMES
+from .normalize import RULE_FORM, Rule, rules
 from .seeds import SELECTION_FORMS, SeedSelection, parse_selection
 from .tolerances import tolerances
 
@@ -27,6 +28,7 @@ Source = str  # "cli", "env", "marker", "pyproject" or "default"
 RECORD_MODES = ("none", "once", "new", "all")
 CONTRACT_POLICIES = ("fail", "warn", "skip")
 REPLAY_MODES = ("strict", "sequential")
+REPLAY_PROFILES = ("auto", "off")
 FLAKY_MODES = ("off", "warn", "fail")
 LEDGER_UNREACHABLE = ("refuse", "run")
 
@@ -258,6 +260,10 @@ def _flaky_budget(key: str, raw: Any) -> dict[str, float]:
     return out
 
 
+def _rules(key: str, raw: Any) -> tuple[Rule, ...]:
+    return rules(key, raw)
+
+
 def _seed_selection(key: str, raw: Any) -> SeedSelection:
     return parse_selection(key, raw)
 
@@ -285,6 +291,25 @@ OPTIONS: tuple[Option, ...] = (
         "recorded responses in order and reports divergences",
         choices=REPLAY_MODES,
         marker_kwarg="mode",
+    ),
+    Option(
+        "replay_normalize",
+        _rules,
+        (),
+        "volatile request content a replay folds before comparing requests: rules of name, where (JSON "
+        "pointers, '*' for any key or index, or field names) and pattern (a regular expression; its "
+        "first group is folded), as [[tool.agentevals.replay_normalize]] tables or, on the command "
+        f"line, one rule as {RULE_FORM}; every fold is listed in the replay report",
+        metavar="NAME@WHERE=PATTERN",
+    ),
+    Option(
+        "replay_profile",
+        _choice(REPLAY_PROFILES),
+        "auto",
+        "auto folds what the recording client's built-in profile declares volatile (the Claude Code "
+        "CLI's: date, working directory, kernel, memory folder, billing digest), listed in the report; "
+        "off compares such recordings byte-strict too. SDK traffic has no profile: always strict",
+        choices=REPLAY_PROFILES,
     ),
     Option("cassette_dir", _path, "cassettes", "directory of recorded runs replayed by the replay layer"),
     Option(

@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import ConfigError
 from .budgets import Budget
 from .dburl import DatabaseURL
+from .normalize import Rule
 from .options import BY_KEY, MARKER_KWARGS, OPTIONS, PYTEST_PREFIX, Source, _default, _from_command_line
 from .seeds import SeedSelection
 
@@ -51,6 +52,8 @@ class Settings:
     report: Path | None = None
     contract_policy: str = "fail"
     contract_tolerate: tuple[str, ...] = ()
+    replay_normalize: tuple[Rule, ...] = ()
+    replay_profile: str = "auto"
     sources: dict[str, Source] = field(default_factory=dict, compare=False)
 
     @classmethod
@@ -138,6 +141,8 @@ class Settings:
             report=None if values["report"] is None else absolute(values["report"]),
             contract_policy=values["contract_policy"],
             contract_tolerate=values["contract_tolerate"],
+            replay_normalize=values["replay_normalize"],
+            replay_profile=values["replay_profile"],
             sources=sources,
         )
 

@@ -202,7 +202,12 @@ class SimServer:
             )
         counting = path == "/v1/messages/count_tokens"
         check = self.validate or not isinstance(body, dict)
-        problem = wire.check_request(body, needs_max_tokens=not counting) if check else None
+        system_messages = wire.allows_system_messages(headers.get("anthropic-beta", ""))
+        problem = (
+            wire.check_request(body, needs_max_tokens=not counting, system_messages=system_messages)
+            if check
+            else None
+        )
         if counting:
             if problem is not None:
                 return self._send_error(handler, 400, "invalid_request_error", problem)

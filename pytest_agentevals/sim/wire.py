@@ -29,11 +29,24 @@ def error_body(error_type: str, message: str, request_id: str) -> bytes:
     )
 
 
-def check_request(body: Any, needs_max_tokens: bool = True) -> str | None:
+# The beta under which a conversation may carry `system` messages between turns (the Claude Code
+# CLI sends its environment block as one since 2.1.3xx); without it the API rejects the role.
+SYSTEM_MESSAGES_BETA = "per-turn-control-"
+
+
+def allows_system_messages(beta_header: str) -> bool:
+    """Whether an `anthropic-beta` header value opts into mid-conversation `system` messages."""
+    return any(beta.strip().startswith(SYSTEM_MESSAGES_BETA) for beta in beta_header.split(","))
+
+
+def check_request(body: Any, needs_max_tokens: bool = True, system_messages: bool = False) -> str | None:
     """What the real API would reject in a /v1/messages body with a 400, or None when it is fine.
 
-    count_tokens takes the same body without `max_tokens` (`needs_max_tokens=False`).
+    count_tokens takes the same body without `max_tokens` (`needs_max_tokens=False`). With
+    `system_messages` (the request's betas allow them, `allows_system_messages`) a message may have
+    the role "system": it sits between turns and plays no part in tool_use/tool_result pairing.
     """
+    roles = ("user", "assistant", "system") if system_messages else ("user", "assistant")
     if not isinstance(body, dict):
         return "the request body must be a JSON object"
     if not isinstance(body.get("model"), str) or not body["model"]:
@@ -48,8 +61,8 @@ def check_request(body: Any, needs_max_tokens: bool = True) -> str | None:
         return "messages: at least one message is required"
     previous_uses: set[str] = set()
     for i, message in enumerate(messages):
-        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-            return f"messages.{i}: each message needs a role of 'user' or 'assistant'"
+        if not isinstance(message, dict) or message.get("role") not in roles:
+            return f"messages.{i}: each message needs a role of {' or '.join(map(repr, roles))}"
         content = message.get("content")
         if isinstance(content, str):
             blocks: list[Any] = []
@@ -60,6 +73,8 @@ def check_request(body: Any, needs_max_tokens: bool = True) -> str | None:
         for j, block in enumerate(blocks):
             if not isinstance(block, dict) or not isinstance(block.get("type"), str):
                 return f"messages.{i}.content.{j}: a content block needs a 'type'"
+        if message["role"] == "system":
+            continue
         results = {b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"}
         if message["role"] == "user":
             unexpected = sorted(str(r) for r in results - previous_uses)
@@ -72,8 +87,11 @@ def check_request(body: Any, needs_max_tokens: bool = True) -> str | None:
             previous_uses = set()
         else:
             previous_uses = {str(b.get("id")) for b in blocks if b.get("type") == "tool_use"}
-            if previous_uses and i + 1 < len(messages):
-                following = messages[i + 1]
+            following_at = next(
+                (j for j in range(i + 1, len(messages)) if _role(messages[j]) != "system"), None
+            )
+            if previous_uses and following_at is not None:
+                following = messages[following_at]
                 following_content = following.get("content") if isinstance(following, dict) else None
                 answered = {
                     b.get("tool_use_id")
@@ -81,8 +99,12 @@ def check_request(body: Any, needs_max_tokens: bool = True) -> str | None:
                     if isinstance(b, dict) and b.get("type") == "tool_result"
                 }
                 if previous_uses - answered:
-                    return _missing_results(i + 1, previous_uses - answered)
+                    return _missing_results(following_at, previous_uses - answered)
     return None
+
+
+def _role(message: Any) -> Any:
+    return message.get("role") if isinstance(message, dict) else None
 
 
 def _missing_results(i: int, ids: set[str]) -> str:

@@ -498,6 +498,30 @@ def test_tool_use_without_tool_result_is_a_400_like_the_api() -> None:
         assert sim.exchanges[0].outcome == "invalid_request"
 
 
+SYSTEM_TURN = [
+    {"role": "user", "content": "go"},
+    {"role": "system", "content": "# Environment\n - Primary working directory: /somewhere"},
+    {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_a", "name": "x", "input": {}}]},
+    {"role": "system", "content": [{"type": "text", "text": "a reminder between the turns"}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_a", "content": "ok"}]},
+]
+
+
+def test_system_messages_between_turns_are_taken_under_their_beta_only() -> None:
+    # The Claude Code CLI sends its environment block as a mid-conversation system message, under
+    # the per-turn-control beta; without that beta the API (and the sim) refuses the role.
+    beta = {"anthropic-beta": "claude-code-20250219,per-turn-control-2026-07-01"}
+    with SimServer([Reply.text("done")]) as sim:
+        message = create(client(sim), messages=SYSTEM_TURN, extra_headers=beta)
+        assert message.content[0].text == "done"
+        assert sim.requests[0].tool_results[0]["tool_use_id"] == "toolu_a"
+        with pytest.raises(anthropic.BadRequestError, match=r"messages\.1: each message needs a role"):
+            create(client(sim), messages=SYSTEM_TURN)
+        unanswered = [*SYSTEM_TURN[:4], {"role": "user", "content": "I forgot the result"}]
+        with pytest.raises(anthropic.BadRequestError, match=r"messages\.4: `tool_use` ids"):
+            create(client(sim), messages=unanswered, extra_headers=beta)
+
+
 def test_prompt_longer_than_the_context_window_is_a_400() -> None:
     with (
         SimServer([Reply.text("never sent")], context_window=50) as sim,

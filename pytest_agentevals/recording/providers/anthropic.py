@@ -19,7 +19,7 @@ USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "c
 # Request headers that change between identical calls (SDK telemetry, retry counters, transport)
 # and say nothing about what was asked.
 _VOLATILE_REQUEST_HEADERS = frozenset(
-    {"content-length", "host", "connection", "accept-encoding", "user-agent", "idempotency-key"}
+    {"content-length", "host", "connection", "accept-encoding", "idempotency-key"}
 )
 _KEPT_RESPONSE_HEADERS = ("content-type", "request-id", "retry-after", "x-should-retry")
 _KEPT_RESPONSE_PREFIXES = ("anthropic-ratelimit-",)
