@@ -33,7 +33,7 @@ from pytest_agentevals import Recorder, Replayer, model_endpoint
 from pytest_agentevals.sim import Reply, SimServer
 
 KEY = "fake-" + "benchmark-key"
-MODEL = "claude-sonnet-4-5"
+MODEL = "claude-sonnet-4-6"
 CLIENT = """
 import sys, time, anthropic
 MODEL = sys.argv[2]

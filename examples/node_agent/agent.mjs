@@ -18,7 +18,7 @@ const sdk = require(require.resolve("@anthropic-ai/sdk", {
 }));
 const Anthropic = sdk.default ?? sdk.Anthropic ?? sdk;
 
-const MODEL = process.env.AGENT_MODEL || "claude-sonnet-4-5";
+const MODEL = process.env.AGENT_MODEL || "claude-sonnet-4-6";
 const MAX_STEPS = Number(process.env.AGENT_MAX_STEPS || 8);
 const ROOT = process.cwd();
 

@@ -9,9 +9,11 @@ Each request goes to the run active when it arrives:
   the upstream and the answer streamed back as it arrives, and the exchange is written as the
   in-process recorder writes it (the recorder's own `record_http`: scrubbed, deltas, usage, cost).
 
-What the endpoint refuses — a guard's stop, a divergence, a request it cannot parse, no run active —
-is answered with a 4xx error body and `x-should-retry: false`: the anthropic SDKs (Python and
-TypeScript) and the Claude Code CLI retry 408, 409, 429, 5xx and connection errors, never that.
+What the endpoint refuses — a guard's stop, a divergence, no run active — is answered `FINAL`, a
+500 with `x-should-retry: false`: the anthropic SDKs (Python and TypeScript) and the Claude Code CLI
+retry 408, 409, 429, 5xx and connection errors, but never an answer carrying that header, and the
+CLI re-sends a 400 with fewer betas (its beta fallback: up to six requests) and reports a 403 as a
+failed login. A request it cannot parse is a 400 with the same header.
 An upstream that cannot be reached, times out or answers something that is not HTTP is answered
 502 (504 for a timeout), which a client retries as it would a failing API; one that drops the
 connection mid-answer drops the client's mid-answer too. Every such exchange is in the trace.
@@ -27,6 +29,7 @@ import http.client
 import json
 import os
 import secrets
+import shlex
 import socket
 import threading
 import time
@@ -77,6 +80,13 @@ class ModelEndpoint:
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
         self._replay_prefixes: dict[int, str] = {}
+        # The settings the Claude Code profile pins, in every child's environment: only that client
+        # reads them, and a recording and its replay then ask the same. A value the caller set wins.
+        from ..replay.profiles import CLAUDE_CODE
+
+        self.pinned = {name: value for name, value in CLAUDE_CODE.env.items() if name not in self._environ}
+        self.kept = {name: self._environ[name] for name in CLAUDE_CODE.env if name in self._environ}
+        self._stated: Recorder | None = None
 
     # -- life cycle ------------------------------------------------------------------------------
 
@@ -131,7 +141,7 @@ class ModelEndpoint:
     @property
     def env(self) -> dict[str, str]:
         """A subprocess's whole environment, pointed at this endpoint."""
-        env = dict(self._environ)
+        env = {**self._environ, **self.pinned}
         env["ANTHROPIC_BASE_URL"] = self.url
         for name in ("NO_PROXY", "no_proxy"):
             kept = [part for part in env.get(name, "").split(",") if part.strip()]
@@ -177,8 +187,8 @@ class ModelEndpoint:
         else:
             _refuse(
                 handler,
-                400,
-                "invalid_request_error",
+                FINAL,
+                "api_error",
                 "agentevals endpoint: no run is being recorded or replayed in the process that serves "
                 "this endpoint, so nothing may answer (and nothing goes to the network unrecorded): "
                 "use it inside a recording or a replay (agentevals record/replay, a replay, resume or "
@@ -204,7 +214,7 @@ class ModelEndpoint:
         try:
             served = replayer.answer(request)
         except AgentEvalsError as exc:
-            _refuse(handler, 400, "invalid_request_error", f"agentevals replay: {type(exc).__name__}: {exc}")
+            _refuse(handler, FINAL, "api_error", f"agentevals replay: {type(exc).__name__}: {exc}")
             return
         if served is None:  # record mode "new": what the recording lacks goes live, recorded
             self._forward(
@@ -251,9 +261,41 @@ class ModelEndpoint:
             response = vcr_response(400, "Bad Request", _error_headers(payload), payload)
             recorder.record_http(request, response, 0.0, failure=message)
             return
+        self._state_pins(recorder, headers, body)
         if recorder.guards and not _guarded(handler, recorder, request):
             return
         self._forward(handler, recorder, request, rest)
+
+    def _state_pins(self, recorder: Recorder, headers: Mapping[str, str], body: bytes) -> None:
+        """Once per recording, when a client a profile covers first asks: a note in the trace naming
+        what the endpoint pinned, what the caller had set itself, and the flags its command carries."""
+        if self._stated is recorder:
+            return
+        from ..replay.profiles import client_of, profile_for
+
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            return  # recorded as it came; a client that sends no JSON is no profile's
+        client = client_of(headers, parsed)
+        profile = profile_for(client)
+        if client is None or profile is None:
+            return
+        with self._lock:
+            if self._stated is recorder:
+                return
+            self._stated = recorder
+        pinned = ", ".join(f"{name}={value}" for name, value in self.pinned.items()) or "nothing"
+        kept = ", ".join(f"{name}={value}" for name, value in self.kept.items()) or "nothing"
+        recorder.emit(
+            "note",
+            message=(
+                f"endpoint: {client.name} {client.version_text} recorded through the {profile.name} "
+                f"profile; pinned in its environment: {pinned}; left as the caller set them: {kept}; "
+                f"flags its command carries itself: {shlex.join(profile.flags)}"
+            ),
+            data={"pinned": dict(self.pinned), "kept": dict(self.kept), "flags": list(profile.flags)},
+        )
 
     def _forward(self, handler: _Handler, recorder: Recorder | None, request: Request, rest: str) -> None:
         """Send the request upstream and stream the answer back as it arrives, then record it whole."""
@@ -332,12 +374,16 @@ class ModelEndpoint:
             )
 
 
+# The refusal every client takes as final after one request (see the module's docstring).
+FINAL = 500
+
+
 def _guarded(handler: _Handler, recorder: Recorder, request: Request) -> bool:
     """Ask the run's guards about a request; False (answered already) when they stop the run."""
     try:
         recorder.guarding.before_call(request)
     except AgentEvalsError as exc:
-        _refuse(handler, 400, "invalid_request_error", f"agentevals: {exc}")
+        _refuse(handler, FINAL, "api_error", f"agentevals: {exc}")
         return False
     return True
 
@@ -411,7 +457,7 @@ def _send_error(handler: _Handler, status: int, payload: bytes, retry: bool | No
 
 
 def _refuse(handler: _Handler, status: int, error_type: str, message: str) -> None:
-    """A final answer: a 4xx error body the clients do not retry."""
+    """A final answer: an error body with `x-should-retry: false`, which no client retries."""
     _send_error(handler, status, error_body(error_type, message), retry=False)
 
 

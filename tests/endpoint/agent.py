@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-MODEL = "claude-sonnet-4-5"
+MODEL = "claude-sonnet-4-6"
 
 
 def run(client: Any, calls: int) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from pytest_agentevals import Recorder, ReplayDivergence, Replayer, model_endpoint
+from pytest_agentevals import ModelEndpoint, Recorder, ReplayDivergence, Replayer, model_endpoint
 from pytest_agentevals.guards import guards_for
 from pytest_agentevals.settings.budgets import Budget
 from pytest_agentevals.sim import Fault, Reply, SimServer
@@ -113,11 +113,11 @@ def test_a_request_the_recording_lacks_fails_the_replay_loudly_and_is_not_retrie
         child = run_child(endpoint.env, calls=5)  # call 4 is streamed now, and there is a fifth
         with pytest.raises(ReplayDivergence, match="replay diverged at model call 4") as raised:
             replay.stop()
-        # Three answered, the diverging fourth refused once: its 400 carried x-should-retry: false.
+        # Three answered, the diverging fourth refused once: its 500 carried x-should-retry: false.
         assert endpoint.requests == 4
     assert "stream:\n    recorded: (absent)\n    now:      true" in str(raised.value)
     assert child.returncode != 0
-    assert "BadRequestError" in child.stderr
+    assert "InternalServerError" in child.stderr
     assert "replay diverged" in child.stderr
     assert replay.report.served_http == 3
 
@@ -158,7 +158,7 @@ def test_a_budget_stops_a_command_with_exit_3_and_no_retry_storm(tmp_path: Path)
         assert len(sim.requests) == 2
     assert done.returncode == 3, done.stderr
     assert "max_calls" in done.stderr
-    assert "BadRequestError" in done.stderr
+    assert "InternalServerError" in done.stderr
     events = read_trace(out)
     guard = [e for e in events if e["type"] == "guard"]
     assert len(guard) == 1
@@ -397,5 +397,45 @@ def test_with_no_run_active_nothing_is_answered_nor_forwarded() -> None:
         status, body = post(endpoint.url, endpoint.port, "/v1/messages", {"model": "m", "max_tokens": 1})
         assert sim.requests == []
         assert endpoint.forwarded == 0
-    assert status == 400
+    assert status == 500
     assert "no run is being recorded or replayed" in body["error"]["message"]
+
+
+# -- the Claude Code profile's pins -------------------------------------------------------------------
+
+
+def test_a_childs_environment_holds_the_profiles_pins_and_the_callers_own_values_win() -> None:
+    with ModelEndpoint(upstream="http://127.0.0.1:9", environ={"ENABLE_TOOL_SEARCH": "true"}) as endpoint:
+        env = endpoint.env
+    assert env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
+    assert env["CLAUDE_CODE_DISABLE_AUTO_MEMORY"] == "1"
+    assert env["ENABLE_TOOL_SEARCH"] == "true"  # set by the caller: kept, and said so in the trace
+    assert endpoint.kept == {"ENABLE_TOOL_SEARCH": "true"}
+
+
+def test_a_claude_code_recording_states_what_was_pinned_once_and_sdk_traffic_states_nothing(
+    tmp_path: Path,
+) -> None:
+    ask = {"model": agent.MODEL, "max_tokens": 50, "messages": [{"role": "user", "content": "hi"}]}
+    traces = {}
+    for name, user_agent in [("cli", "claude-cli/2.1.332 (external, cli)"), ("sdk", "Anthropic/Python 1.0")]:
+        traces[name] = tmp_path / f"{name}.trace.jsonl"
+        with (
+            SimServer(script(2)) as sim,
+            Recorder(traces[name], http=False),
+            ModelEndpoint(upstream=sim.url, environ={}) as endpoint,
+        ):
+            for _ in range(2):
+                connection = http.client.HTTPConnection("127.0.0.1", endpoint.port, timeout=30)
+                headers = {"content-type": "application/json", "user-agent": user_agent}
+                headers["x-api-key"] = make_fake_key("raw")
+                path = endpoint.url.split(str(endpoint.port), 1)[1] + "/v1/messages"
+                connection.request("POST", path, json.dumps(ask), headers)
+                assert connection.getresponse().status == 200
+    notes = [e for e in read_trace(traces["cli"]) if e["type"] == "note"]
+    assert len(notes) == 1  # once per recording, not per request
+    assert notes[0]["message"].startswith("endpoint: claude-code 2.1.332 recorded through the claude-code")
+    assert "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1" in notes[0]["message"]
+    assert "--setting-sources '' --strict-mcp-config" in notes[0]["message"]
+    assert notes[0]["data"]["kept"] == {}
+    assert not [e for e in read_trace(traces["sdk"]) if e["type"] == "note"]

@@ -163,7 +163,7 @@ def test_what_the_profile_does_not_declare_still_diverges(
 
 def test_sdk_traffic_without_a_rule_stays_byte_strict(tmp_path: Path) -> None:
     body = {
-        "model": "claude-sonnet-4-5",
+        "model": "claude-sonnet-4-6",
         "max_tokens": 100,
         "messages": [{"role": "user", "content": "Today's date is 2026-12-01."}],
     }
@@ -183,7 +183,7 @@ def test_sdk_traffic_without_a_rule_stays_byte_strict(tmp_path: Path) -> None:
 def test_user_rules_fold_sdk_traffic_and_are_listed(tmp_path: Path) -> None:
     def body(build: str) -> dict[str, Any]:
         return {
-            "model": "claude-sonnet-4-5",
+            "model": "claude-sonnet-4-6",
             "max_tokens": 100,
             "system": f"You run in build {build}.",
             "messages": [{"role": "user", "content": "go"}],
