@@ -124,9 +124,7 @@ def test_a_budget_stops_claude_code_with_exit_3_and_no_retry_storm(model: SimSer
     assert events[-1]["status"] == "budget_exhausted"
 
 
-def test_a_stopped_claude_code_run_is_refused_once(
-    model: SimServer, tmp_path: Path
-) -> None:
+def test_a_stopped_claude_code_run_is_refused_once(model: SimServer, tmp_path: Path) -> None:
     # The endpoint refuses with a 500 carrying `x-should-retry: false`, which the CLI honours (no
     # backoff loop); a 400 it would re-send with fewer betas (its beta fallback), a 403 it reports as a
     # failed login.
