@@ -102,7 +102,19 @@ def _check_socket(sock: Any, call: str, address: Any) -> None:
 
 def _check_host(call: str, host: Any, port: Any = 0) -> None:
     if host not in (None, "", b""):
-        _check("a name look-up of", call, (host, port) if port else (host,))
+        _check(_look_up(call, host), call, (host, port) if port else (host,))
+
+
+def _look_up(call: str, host: Any) -> str:
+    """What a resolver call does with `host`, in words: an address has no name to look up."""
+    text = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
+    try:
+        ipaddress.ip_address(text.split("%", 1)[0])
+    except ValueError:
+        return "a name look-up of"
+    if call in ("gethostbyaddr", "getnameinfo"):
+        return "a reverse look-up (the name of an address) of"
+    return "an address resolution (the step before connecting) of"
 
 
 # -- the guarded socket methods, for socket.socket (patched) and _socket.socket (replaced) ----------

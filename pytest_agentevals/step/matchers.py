@@ -262,9 +262,14 @@ def compile_expected(raw: Any, where: str) -> Any:
     special = [key for key in raw if isinstance(key, str) and key.startswith("$")]
     if not special:
         return {key: compile_expected(value, f"{where}.{key}") for key, value in raw.items()}
-    if len(special) > 1 or special[0] not in MATCHER_KEYS:
+    unknown = [key for key in special if key not in MATCHER_KEYS]
+    if unknown:
         raise GoldenError(
-            where, f"unknown matcher {', '.join(special)}", "use one of: " + ", ".join(MATCHER_KEYS)
+            where, f"unknown matcher {', '.join(unknown)}", "use one of: " + ", ".join(MATCHER_KEYS)
+        )
+    if len(special) > 1:
+        raise GoldenError(
+            where, f"{' and '.join(special)} in one value", "a value is one matcher: keep one of them"
         )
     return _matcher(special[0], raw, where)
 

@@ -146,3 +146,9 @@ def _add(
             summary.error = event["reason"]
         if summary.status == "no_model_calls":
             summary.problems.append("no model call was recorded: the run checked nothing (see `ended`)")
+        elif summary.status not in (None, "ok"):
+            # A run that its budget, watchdog or loop guard stopped, or that failed, is not a clean
+            # run, and `problems none` under it read as one.
+            summary.problems.append(
+                f"the run ended {summary.status}, not ok" + (f": {summary.error}" if summary.error else "")
+            )

@@ -182,6 +182,10 @@ def test_the_programs_own_status_wins(project: Path) -> None:
     result = agentevals("record", "-o", "b.trace.jsonl", "budget.py", cwd=project)
     assert result.returncode == 1
     assert read_trace(project / "b.trace.jsonl")[-1]["status"] == "budget_exhausted"
+    # A run its budget stopped is not a clean run: `show` lists it as a problem, never "none".
+    shown = agentevals("show", "b.trace.jsonl", cwd=project)
+    assert "  - the run ended budget_exhausted, not ok" in shown.stdout
+    assert "problems   none" not in shown.stdout
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])

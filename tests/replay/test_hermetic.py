@@ -149,14 +149,18 @@ def test_name_look_ups_never_reach_the_resolver(monkeypatch: pytest.MonkeyPatch)
         attempt(lambda: socket.create_connection(("example.com", 443)))
         attempt(lambda: socket.gethostbyname("example.com"))
         attempt(lambda: socket.gethostbyname_ex("example.com"))
-        attempt(lambda: socket.gethostbyaddr("192.0.2.10"))
+        reverse = attempt(lambda: socket.gethostbyaddr("192.0.2.10"))
         attempt(lambda: socket.getnameinfo(("192.0.2.10", 80), 0))
+        literal = attempt(lambda: socket.getaddrinfo("192.0.2.10", 443))
         attempt(lambda: _socket.getaddrinfo("example.com", 53))
         socket.getaddrinfo("localhost", 80)  # loopback names stay allowed
     finally:
         unblock()
     assert asked == [("getaddrinfo", "localhost")]
     assert str(lookup).startswith("a name look-up of example.com:443 (socket.getaddrinfo) during a replay")
+    # An address is not a name: what the call did with it, said as such.
+    assert str(reverse).startswith("a reverse look-up (the name of an address) of 192.0.2.10 (socket.")
+    assert str(literal).startswith("an address resolution (the step before connecting) of 192.0.2.10:443")
 
 
 def host_address() -> str | None:

@@ -618,3 +618,23 @@ def test_streamed_and_plain_messages_agree(echo: SimServer, content: list[dict[s
     assert shape(streamed.content) == shape(plain.content)
     assert streamed.stop_reason == plain.stop_reason
     assert streamed.usage.output_tokens == plain.usage.output_tokens
+
+
+def test_a_client_resetting_a_kept_alive_connection_prints_nothing(capfd: pytest.CaptureFixture[str]) -> None:
+    import socket
+    import struct
+
+    with SimServer([Reply.text("one")]) as sim:
+        client = anthropic.Anthropic(base_url=sim.url, api_key="fake", max_retries=0)
+        client.messages.create(
+            model="claude-sonnet-4-6", max_tokens=10, messages=[{"role": "user", "content": "x"}]
+        )
+        host, port = sim.url.removeprefix("http://").split(":")
+        raw = socket.create_connection((host, int(port)))
+        raw.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\n")  # a request started, then a reset
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        raw.close()
+        client.close()
+    captured = capfd.readouterr()
+    assert "Traceback" not in captured.err, captured.err
+    assert "ConnectionResetError" not in captured.err

@@ -58,6 +58,8 @@ def test_booleans_are_not_numbers() -> None:
     ("raw", "message"),
     [
         ({"$regx": "a"}, "unknown matcher $regx"),
+        ({"$regex": "a", "$bogus": 1}, "unknown matcher $bogus (use one of"),  # $regex is no stranger
+        ({"$regex": "a", "$any": 1}, "$regex and $any in one value (a value is one matcher"),
         ({"$regex": "("}, "is not a valid pattern"),
         ({"$approx": "ten"}, "$approx value 'ten' is not a number"),
         ({"$one_of": []}, "is not a non-empty list"),
