@@ -86,7 +86,7 @@ class ModelEndpoint:
 
         self.pinned = {name: value for name, value in CLAUDE_CODE.env.items() if name not in self._environ}
         self.kept = {name: self._environ[name] for name in CLAUDE_CODE.env if name in self._environ}
-        self._stated: Recorder | None = None
+        self._looked_at: Recorder | None = None  # the recording whose client was identified
 
     # -- life cycle ------------------------------------------------------------------------------
 
@@ -267,10 +267,13 @@ class ModelEndpoint:
         self._forward(handler, recorder, request, rest)
 
     def _state_pins(self, recorder: Recorder, headers: Mapping[str, str], body: bytes) -> None:
-        """Once per recording, when a client a profile covers first asks: a note in the trace naming
-        what the endpoint pinned, what the caller had set itself, and the flags its command carries."""
-        if self._stated is recorder:
-            return
+        """At a recording's first request, when its client is one a profile covers: a note in the trace
+        naming what the endpoint pinned, what the caller had set itself, and the flags its command
+        carries. The first request decides, so the hot path parses no body twice after it."""
+        with self._lock:
+            if self._looked_at is recorder:
+                return
+            self._looked_at = recorder
         from ..replay.profiles import client_of, profile_for
 
         try:
@@ -281,10 +284,6 @@ class ModelEndpoint:
         profile = profile_for(client)
         if client is None or profile is None:
             return
-        with self._lock:
-            if self._stated is recorder:
-                return
-            self._stated = recorder
         pinned = ", ".join(f"{name}={value}" for name, value in self.pinned.items()) or "nothing"
         kept = ", ".join(f"{name}={value}" for name, value in self.kept.items()) or "nothing"
         recorder.emit(
