@@ -99,12 +99,14 @@ class ModelEndpoint:
             target=self._httpd.serve_forever, args=(0.05,), name="agentevals-endpoint", daemon=True
         )
         self._thread.start()
+        active.push_endpoint(self.url)
         return self
 
     def stop(self) -> None:
         httpd, self._httpd = self._httpd, None
         if httpd is None:
             return
+        active.pop_endpoint(f"http://127.0.0.1:{httpd.server_address[1]}/agentevals-{self.token}")
         httpd.shutdown()
         httpd.close_connections()
         httpd.server_close()
