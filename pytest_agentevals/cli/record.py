@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..endpoint.command import children_pointed, run_command
+from ..errors import AgentEvalsError
 from ..guards import guards_for
 from ..recording.program import default_output, new_trace, record_program
 from ..settings import Settings
@@ -53,6 +54,13 @@ def register(subparsers: Any) -> None:
         help="where the model requests reaching the endpoint are forwarded (default: ANTHROPIC_BASE_URL, "
         "else the Anthropic API)",
     )
+    parser.add_argument(
+        "--checkpoint-every",
+        type=int,
+        metavar="N",
+        help="with -- COMMAND: a checkpoint at every N-th model request (the conversation, and the "
+        "working folder as its workspace), for agentevals resume extract (docs/endpoint.md)",
+    )
     words.add_program_arguments(parser)
     parser.set_defaults(func=main)
 
@@ -66,7 +74,13 @@ def main(args: argparse.Namespace) -> int:
     runner = around = None
     argv, upstream = program.argv, args.upstream
     if isinstance(program, Command):
-        runner = lambda: run_command(argv, upstream=upstream)  # noqa: E731 - one line, read once
+        every = args.checkpoint_every
+        runner = lambda: run_command(argv, upstream=upstream, checkpoint_every=every)  # noqa: E731
+    elif args.checkpoint_every is not None:
+        raise AgentEvalsError(
+            "--checkpoint-every is for a command run through the model endpoint (-- COMMAND ...); a "
+            "Python harness reports its own checkpoints (pytest_agentevals.checkpoint)"
+        )
     else:
         # A Python program runs here, its subprocesses (a harness spawning `claude`) through an endpoint.
         around = lambda: children_pointed(upstream=upstream)  # noqa: E731

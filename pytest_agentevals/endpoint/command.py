@@ -8,16 +8,23 @@ import contextlib
 import os
 import subprocess
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 from ..errors import AgentEvalsError
 from .server import ModelEndpoint
 
 
-def run_command(argv: Sequence[str], *, upstream: str | None = None) -> int:
+def run_command(
+    argv: Sequence[str], *, upstream: str | None = None, checkpoint_every: int | None = None
+) -> int:
     """Run `argv` with `ANTHROPIC_BASE_URL` pointing at a fresh endpoint (for it and its children)
     that answers for the run active in this process; its exit code (128 + N when killed by signal N,
-    as a shell says)."""
-    with ModelEndpoint(upstream=upstream) as endpoint:
+    as a shell says). With `checkpoint_every`, a recording gets a checkpoint of the conversation and
+    of the command's working folder at every that many model requests."""
+    folder = None if checkpoint_every is None else Path.cwd()
+    with ModelEndpoint(
+        upstream=upstream, checkpoints=folder, checkpoint_every=checkpoint_every or 1
+    ) as endpoint:
         try:
             completed = subprocess.run(list(argv), env=endpoint.env, check=False)
         except OSError as exc:

@@ -35,6 +35,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -59,7 +60,10 @@ class ModelEndpoint:
     subprocess (this one's, with `ANTHROPIC_BASE_URL` pointing here, loopback kept off any proxy, and
     a placeholder key in place of any credential while a replay runs). `upstream` is where a
     recording forwards: by default what `ANTHROPIC_BASE_URL` said when the endpoint was made, else the
-    real API. `requests` counts what clients sent, `forwarded` what went upstream.
+    real API. `requests` counts what clients sent, `forwarded` what went upstream. With
+    `checkpoints` (the client's working folder), a recording gets a checkpoint at every
+    `checkpoint_every`-th model request, before it is forwarded: the request's conversation as the
+    state, that folder as the workspace (`checkpoint_requests`; docs/endpoint.md).
     """
 
     def __init__(
@@ -68,8 +72,13 @@ class ModelEndpoint:
         upstream: str | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
         environ: Mapping[str, str] | None = None,
+        checkpoints: str | Path | None = None,
+        checkpoint_every: int = 1,
     ) -> None:
         self._environ = dict(os.environ if environ is None else environ)
+        self._checkpoints: Checkpoints | None = None
+        if checkpoints is not None:
+            self.checkpoint_requests(checkpoints, every=checkpoint_every)
         self.upstream = Upstream(
             upstream or self._environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM, timeout
         )
@@ -87,6 +96,16 @@ class ModelEndpoint:
         self.pinned = {name: value for name, value in CLAUDE_CODE.env.items() if name not in self._environ}
         self.kept = {name: self._environ[name] for name in CLAUDE_CODE.env if name in self._environ}
         self._looked_at: Recorder | None = None  # the recording whose client was identified
+
+    def checkpoint_requests(self, workspace: str | Path, *, every: int = 1) -> ModelEndpoint:
+        """From now on, while a run records, write a checkpoint at every `every`-th model request
+        before it is forwarded: its state the conversation the client sent (`conversation_state`),
+        its workspace a snapshot of `workspace` (the client's working folder). `agentevals resume
+        extract` makes a fixture of one; a resumed leg boots the client from its state."""
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise RecordingError(f"checkpoint every {every!r} requests: give a whole number, at least 1")
+        self._checkpoints = Checkpoints(Path(workspace), every)
+        return self
 
     # -- life cycle ------------------------------------------------------------------------------
 
@@ -266,6 +285,8 @@ class ModelEndpoint:
         self._state_pins(recorder, headers, body)
         if recorder.guards and not _guarded(handler, recorder, request):
             return
+        if self._checkpoints is not None:
+            self._checkpoints.before(recorder, handler.command, rest, body)
         self._forward(handler, recorder, request, rest)
 
     def _state_pins(self, recorder: Recorder, headers: Mapping[str, str], body: bytes) -> None:
@@ -377,6 +398,65 @@ class ModelEndpoint:
 
 # The refusal every client takes as final after one request (see the module's docstring).
 FINAL = 500
+
+# What a checkpoint's state keeps of a request: the conversation and what shapes the next answer.
+# Not `metadata` (session ids) nor `stream` (how the client reads, not what it asks).
+CONVERSATION_KEYS = (
+    "model",
+    "system",
+    "tools",
+    "tool_choice",
+    "messages",
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "top_k",
+    "stop_sequences",
+    "thinking",
+)
+STATE_FORMAT = "agentevals-endpoint/1"
+
+
+def conversation_state(body: Mapping[str, Any], route: str) -> dict[str, Any]:
+    """A checkpoint's state for a model request: `{"format", "route", "request": {...}}`, the request
+    as the client sent it less its metadata. A client resumed from it sends `request` again."""
+    request = {key: body[key] for key in CONVERSATION_KEYS if key in body}
+    return {"format": STATE_FORMAT, "route": route, "request": request}
+
+
+class Checkpoints:
+    """The endpoint's checkpoints of a recording: at every `every`-th successful step, one checkpoint
+    before the step's request is forwarded (a retried request adds none)."""
+
+    def __init__(self, workspace: Path, every: int) -> None:
+        self.workspace = workspace
+        self.every = every
+        self._lock = threading.Lock()
+        self._last: tuple[int, int] | None = None  # (id of the recorder, step) checkpointed last
+
+    def before(self, recorder: Recorder, method: str, rest: str, body: bytes) -> None:
+        route = rest.split("?", 1)[0].rstrip("/")
+        if not is_messages_call(method, route):
+            return  # count_tokens and the rest: no step of the conversation
+        with self._lock:
+            step = recorder.steps
+            if step % self.every or self._last == (id(recorder), step):
+                return
+            try:
+                parsed = json.loads(body)
+            except ValueError:
+                return  # the upstream answers it with its error; there is no conversation to keep
+            if not isinstance(parsed, dict):
+                return
+            self._last = (id(recorder), step)
+            recorder.count("checkpoints")
+            recorder.emit(
+                "checkpoint",
+                sync=True,
+                state=conversation_state(parsed, route),
+                name=f"endpoint request {step + 1}",
+                workspace=recorder.snapshots.snapshot(self.workspace),
+            )
 
 
 def _guarded(handler: _Handler, recorder: Recorder, request: Request) -> bool:
@@ -511,8 +591,14 @@ class _Handler(BaseHTTPRequestHandler):
 
 @contextlib.contextmanager
 def model_endpoint(
-    *, upstream: str | None = None, timeout: float = DEFAULT_TIMEOUT_S
+    *,
+    upstream: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    checkpoints: str | Path | None = None,
+    checkpoint_every: int = 1,
 ) -> Iterator[ModelEndpoint]:
     """A running `ModelEndpoint` for the `with` block: `endpoint.url`, `endpoint.env`."""
-    with ModelEndpoint(upstream=upstream, timeout=timeout) as endpoint:
+    with ModelEndpoint(
+        upstream=upstream, timeout=timeout, checkpoints=checkpoints, checkpoint_every=checkpoint_every
+    ) as endpoint:
         yield endpoint
