@@ -1,8 +1,9 @@
-"""`claude -p` under the resume layer: recorded through the endpoint with a checkpoint at each model
-request, a fixture extracted from the one after its Write ran, and `@pytest.mark.resume` tests that
-boot the CLI from it — the checkpoint's conversation written as a session of the CLI's own
-(`write_claude_session`, `claude --resume ID`) in a config folder of the test's — and run its next
-leg live against sim, in another folder, one leg stopped by a budget."""
+"""`claude -p` under the resume and marathon layers: recorded through the endpoint with a checkpoint
+at each model request, a fixture extracted from the one after its Write ran, and
+`@pytest.mark.resume` tests that boot the CLI from it — the checkpoint's conversation written as a
+session of the CLI's own (`write_claude_session`, `claude --resume ID`) in a config folder of the
+test's — and run its next leg live against sim, in another folder, one leg stopped by a budget; and
+two seeds of a marathon of `claude -p`, one stopped by a budget."""
 
 from __future__ import annotations
 
@@ -22,7 +23,11 @@ import subprocess
 from pytest_agentevals import model_endpoint
 from pytest_agentevals.endpoint import write_claude_session
 
+import pytest_agentevals as ae
+
 COMMAND = {command!r}
+CLAUDE = COMMAND[0]
+FLAGS = COMMAND[3:]  # --allowedTools Write and the profile's flags, after `-p PROMPT`
 
 
 def pytest_agentevals_resume_agent(checkpoint):
@@ -34,6 +39,19 @@ def pytest_agentevals_resume_agent(checkpoint):
         env = {{**endpoint.env, "CLAUDE_CONFIG_DIR": str(config)}}
         return subprocess.run(COMMAND + ["--resume", session], cwd=checkpoint.workspace, env=env,
                               capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+
+
+def pytest_agentevals_run_agent(run):
+    if run.layer != "marathon":
+        return None
+    name = f"seed-{{run.seed}}.txt"  # the seed chooses the file the CLI is asked to write
+    with model_endpoint() as endpoint:
+        done = subprocess.run([CLAUDE, "-p", f"write {{name}}", *FLAGS], cwd=run.marathon.workspace,
+                              env=endpoint.env, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=120)
+    ok = done.returncode == 0 and (run.marathon.workspace / name).is_file()
+    ae.verification("file written", ok, progress=1.0 if ok else 0.0)
+    return done
 """
 
 TESTS = """
@@ -66,6 +84,16 @@ def test_a_budget_stops_the_resumed_cli(agentevals_checkpoint):
         agentevals_checkpoint.run_agent()
     assert stopped.value.status == "budget_exhausted"
     assert agentevals_checkpoint.phase.calls == 1
+
+
+@pytest.mark.marathon(seeds=[3], min_pass_rate=0.5)
+def test_cli_marathon(agentevals_marathon):
+    assert agentevals_marathon.run_agent().returncode == 0
+
+
+@pytest.mark.marathon(seeds=[4], max_calls=1, fail_on=["budget_exhausted"])
+def test_cli_marathon_over_budget(agentevals_marathon):
+    agentevals_marathon.run_agent()
 """
 
 
@@ -95,5 +123,11 @@ def test_claude_code_is_resumed_from_an_endpoint_checkpoint(
     pytester.makepyfile(test_cli=TESTS)
     before = len(model.exchanges)
     result = pytester.runpytest("-p", "no:cacheprovider", "--agentevals-history=off")
-    result.assert_outcomes(passed=2)
-    assert len(model.exchanges) > before + 1  # both legs ran live against sim
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_cli.py::test_cli_marathon_over_budget*seed=4*"])
+    assert len(model.exchanges) > before + 4  # both legs and both seeds ran live against sim
+    seeds = sorted((pytester.path / ".agentevals" / "marathons").glob("*/seed-*.trace.jsonl"))
+    assert sorted(read_trace(path)[-1]["status"] for path in seeds) == ["budget_exhausted", "ok"]
+    verified = [e for path in seeds for e in read_trace(path) if e["type"] == "verification"]
+    # The CLI's Write ran in seed 3's workspace; seed 4's second request was refused before it ended.
+    assert sorted(e["passed"] for e in verified) == [False, True]
