@@ -385,6 +385,11 @@ class ModelEndpoint:
         if failure is not None:
             self.upstream.drop()
             handler.close_connection = True  # the client sees the answer cut short, as the upstream cut it
+        else:
+            # Read to its end: done with. `read1` never marks a sized body done (a chunked one it
+            # does), and the kept-alive connection then refused the thread's next request
+            # (ResponseNotReady: a 502, which the SDKs retried on a new connection).
+            response.close()
         if client_gone is not None:
             handler.close_connection = True
         if recorder is not None:
