@@ -55,6 +55,10 @@ MAX_BODY_BYTES = 256 * 1024 * 1024  # the API takes 32 MB; far above it a body i
 _READ = 64 * 1024
 
 
+# The running endpoints of this process: URL -> where each forwards.
+_RUNNING: dict[str, str] = {}
+
+
 class ModelEndpoint:
     """A loopback Messages API for client processes; a context manager (or `start()`/`stop()`).
 
@@ -81,9 +85,10 @@ class ModelEndpoint:
         self._checkpoints: Checkpoints | None = None
         if checkpoints is not None:
             self.checkpoint_requests(checkpoints, every=checkpoint_every)
-        self.upstream = Upstream(
-            upstream or self._environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM, timeout
-        )
+        base = (upstream or self._environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM).rstrip("/")
+        # An endpoint of this process as the upstream (a harness under `agentevals record agent.py`
+        # starting one of its own): forward where that one forwards, so nothing is recorded twice.
+        self.upstream = Upstream(_RUNNING.get(base, base), timeout)
         self.token = secrets.token_urlsafe(16)
         self.requests = 0
         self.forwarded = 0
@@ -121,13 +126,16 @@ class ModelEndpoint:
         )
         self._thread.start()
         active.push_endpoint(self.url)
+        _RUNNING[self.url] = self.upstream.base_url
         return self
 
     def stop(self) -> None:
         httpd, self._httpd = self._httpd, None
         if httpd is None:
             return
-        active.pop_endpoint(f"http://127.0.0.1:{httpd.server_address[1]}/agentevals-{self.token}")
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/agentevals-{self.token}"
+        active.pop_endpoint(url)
+        _RUNNING.pop(url, None)
         httpd.shutdown()
         httpd.close_connections()
         httpd.server_close()
@@ -454,13 +462,17 @@ class Checkpoints:
             if not isinstance(parsed, dict):
                 return
             self._last = (id(recorder), step)
+            snapshot = recorder.snapshots.snapshot(self.workspace)
+            with contextlib.suppress(ValueError, OSError):  # the run's own trace is not the client's work
+                own = recorder.path.resolve().relative_to(self.workspace.resolve()).as_posix()
+                snapshot["files"].pop(own, None)
             recorder.count("checkpoints")
             recorder.emit(
                 "checkpoint",
                 sync=True,
                 state=conversation_state(parsed, route),
                 name=f"endpoint request {step + 1}",
-                workspace=recorder.snapshots.snapshot(self.workspace),
+                workspace=snapshot,
             )
 
 

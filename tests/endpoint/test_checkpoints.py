@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import socket
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from pytest_agentevals import Recorder, model_endpoint
 from pytest_agentevals.endpoint import conversation_state, write_claude_session
 from pytest_agentevals.endpoint.claude_session import session_folder
+from pytest_agentevals.endpoint.command import children_pointed
 from pytest_agentevals.endpoint.headers import read_headers
 from pytest_agentevals.errors import AgentEvalsError, RecordingError
 from pytest_agentevals.sim import Reply, SimServer
@@ -44,7 +46,7 @@ def test_every_nth_request_is_a_checkpoint_of_the_conversation_and_the_folder(tm
     work = tmp_path / "work"
     work.mkdir()
     (work / "a.txt").write_text("a\n")
-    trace = tmp_path / "t.trace.jsonl"
+    trace = work / "t.trace.jsonl"  # in the folder: the run's own trace is not part of a snapshot
     with (
         SimServer([Reply.text(f"r{i}") for i in range(5)]) as sim,
         Recorder(trace),
@@ -71,6 +73,7 @@ def test_every_nth_request_is_a_checkpoint_of_the_conversation_and_the_folder(tm
     ]
     assert "metadata" not in state["request"]  # session ids are not the conversation
     assert checkpoints[0]["workspace"]["files"]["a.txt"]["text"] == "a\n"
+    assert [sorted(c["workspace"]["files"]) for c in checkpoints] == [["a.txt"]] * 3
     assert read_trace(trace)[-1]["totals"]["checkpoints"] == 3
 
 
@@ -153,3 +156,22 @@ def test_too_many_or_too_long_headers_and_a_bad_request_line_are_refused() -> No
         assert b"Error code: 505" in raw_request(port, b"POST / HTTP/2.0\r\n\r\n")
         assert b"Error code: 400" in raw_request(port, b"POST / HTTP/x.y\r\n\r\n")
         assert b"Error code: 400" in raw_request(port, b"POST /\r\n\r\n")
+
+
+def test_an_endpoint_started_inside_a_pointed_program_forwards_past_the_outer_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under `agentevals record harness.py` the environment names an endpoint already: a harness that
+    starts one of its own forwards where that one does, and its calls are recorded once."""
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    trace = tmp_path / "t.trace.jsonl"
+    with SimServer([Reply.text("r0")]) as sim, Recorder(trace):
+        with children_pointed(upstream=sim.url) as outer:
+            assert os.environ["ANTHROPIC_BASE_URL"] == outer.url
+            with model_endpoint() as inner:
+                assert inner.upstream.base_url == sim.url
+                ask(inner.url, 1)
+        assert "ANTHROPIC_BASE_URL" not in os.environ  # put back as it was
+        assert outer.forwarded == 0
+        assert len(sim.requests) == 1
+    assert [e["type"] for e in read_trace(trace)].count("model_call") == 1
