@@ -5,7 +5,9 @@ server directly, and through the endpoint.
   anthropic SDK) straight to the sim vs through the endpoint recording it: `ratio_to_direct` of the
   client's own loop time (its start-up excluded; aim <= 1.15);
 - first byte: time to the first streamed byte of a request, through the endpoint (recording) vs
-  direct (the median of many paced requests; aim <= 1.2);
+  direct (the median of many paced requests; aim <= 1.2). Each part in a process of its own, as in
+  use: the probing client, the endpoint (here), and the simulated server standing in for the API —
+  in one process, the three threads' turns at the GIL were most of what was measured;
 - replay: the recorded run replayed to a client process through the endpoint vs the same cassette
   replayed in-process by `Replayer` (`ratio_to_in_process`).
 
@@ -16,9 +18,6 @@ shared machine only ever adds. Prints one JSON line per figure; `--quick` shrink
 from __future__ import annotations
 
 import argparse
-import http.client
-import json
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -79,26 +78,47 @@ def in_process_loop(base_url: str, steps: int) -> float:
     return time.perf_counter() - started
 
 
+PROBE = """
+import http.client, json, statistics, sys, time
+port, path, requests, model, key = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+body = json.dumps(
+    {"model": model, "max_tokens": 50, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+)
+headers = {"content-type": "application/json", "x-api-key": key, "anthropic-version": "2023-06-01"}
+connection = http.client.HTTPConnection("127.0.0.1", port)
+times = []
+for _ in range(requests):
+    started = time.perf_counter()
+    connection.request("POST", path, body, headers)
+    response = connection.getresponse()
+    response.read1(1)
+    times.append(time.perf_counter() - started)
+    response.read()
+    time.sleep(0.005)
+print(statistics.median(times))
+"""
+
+SIM = """
+import sys
+from pytest_agentevals.sim import Reply, SimServer
+with SimServer([Reply.text("first")] * int(sys.argv[1]), seed=1) as sim:
+    print(sim.url, flush=True)
+    sys.stdin.read()  # until the benchmark closes it
+"""
+
+
 def first_byte(port: int, path: str, requests: int) -> float:
-    """The median seconds from sending a streamed request to reading its first byte. Requests are
-    paced (a few milliseconds apart, as an agent's tool work spaces its calls), so each one measures
-    the path a streamed answer takes, not the recording of the one before it still being written."""
-    body = json.dumps(
-        {"model": MODEL, "max_tokens": 50, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    """The median seconds from sending a streamed request to reading its first byte, measured by a
+    client process of its own. Requests are paced (a few milliseconds apart, as an agent's tool work
+    spaces its calls), so each one measures the path a streamed answer takes, not the recording of
+    the one before it still being written."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(port), path, str(requests), MODEL, KEY],
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    headers = {"content-type": "application/json", "x-api-key": KEY, "anthropic-version": "2023-06-01"}
-    connection = http.client.HTTPConnection("127.0.0.1", port)
-    times = []
-    for _ in range(requests):
-        started = time.perf_counter()
-        connection.request("POST", path, body, headers)
-        response = connection.getresponse()
-        response.read1(1)
-        times.append(time.perf_counter() - started)
-        response.read()
-        time.sleep(0.005)
-    connection.close()
-    return statistics.median(times)
+    return float(done.stdout)
 
 
 def main() -> None:
@@ -128,15 +148,28 @@ def main() -> None:
         figures.emit("endpoint", case, "record_through_endpoint_s", min(through))
         figures.emit("endpoint", case, "record_ratio_to_direct", min(through) / min(direct), aim=1.15)
 
-        with SimServer([Reply.text("first")] * (probes * repeat), seed=1) as sim:
-            port = int(sim.url.rsplit(":", 1)[1])
+        sim = subprocess.Popen(
+            [sys.executable, "-c", SIM, str(probes * repeat)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert sim.stdout is not None
+            assert sim.stdin is not None
+            sim_url = sim.stdout.readline().strip()
+            port = int(sim_url.rsplit(":", 1)[1])
             recorder = Recorder(root / "ttfb.trace.jsonl", http=False)
-            with recorder, model_endpoint(upstream=sim.url) as endpoint:
+            with recorder, model_endpoint(upstream=sim_url) as endpoint:
                 prefix = endpoint.url.split(str(endpoint.port), 1)[1]
                 direct_fb, through_fb = [], []
                 for _ in range(repeat):
                     direct_fb.append(first_byte(port, "/v1/messages", probes // 2))
                     through_fb.append(first_byte(endpoint.port, prefix + "/v1/messages", probes // 2))
+        finally:
+            if sim.stdin is not None:
+                sim.stdin.close()
+            sim.wait(timeout=30)
         figures.emit("endpoint", "first streamed byte", "direct_ms", min(direct_fb) * 1000)
         figures.emit("endpoint", "first streamed byte", "through_endpoint_ms", min(through_fb) * 1000)
         figures.emit(

@@ -8,6 +8,10 @@
 // ANTHROPIC_BASE_URL itself, which is how `agentevals record -- node agent.mjs ...` points it at the
 // endpoint. NODE_PATH (or a node_modules beside this file) must hold @anthropic-ai/sdk; the suite
 // installs it with `npm ci --prefix tests/clients`.
+//
+// Resumed: AGENT_MESSAGES names a JSON file holding the conversation to go on from (a list of
+// messages, or a checkpoint state the model endpoint wrote, whose request.messages it takes): the
+// agent sends it as its next request instead of starting from the task.
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { resolve, relative, sep } from "node:path";
@@ -64,10 +68,19 @@ function run(name, input) {
   throw new Error(`no tool named ${name}`);
 }
 
+function resumed(path) {
+  const saved = JSON.parse(readFileSync(path, "utf8"));
+  const messages = Array.isArray(saved) ? saved : saved?.request?.messages;
+  if (!Array.isArray(messages) || messages.length === 0) {
+    throw new Error(`${path} holds no conversation (a list of messages, or a state with request.messages)`);
+  }
+  return messages;
+}
+
 async function main() {
   const task = process.argv.slice(2).join(" ") || "list the files";
   const client = new Anthropic({ maxRetries: Number(process.env.AGENT_MAX_RETRIES || 2) });
-  const messages = [{ role: "user", content: task }];
+  const messages = process.env.AGENT_MESSAGES ? resumed(process.env.AGENT_MESSAGES) : [{ role: "user", content: task }];
   for (let step = 1; step <= MAX_STEPS; step++) {
     const message = await client.messages
       .stream({ model: MODEL, max_tokens: 1024, system: "You are a careful file assistant.", tools, messages })

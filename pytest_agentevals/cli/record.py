@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..endpoint.command import run_command
+from ..endpoint.command import children_pointed, run_command
 from ..errors import AgentEvalsError
 from ..guards import guards_for
 from ..recording.program import default_output, new_trace, record_program
@@ -51,8 +51,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--upstream",
         metavar="URL",
-        help="where a command's model requests are forwarded (default: ANTHROPIC_BASE_URL, else the "
-        "Anthropic API)",
+        help="where the model requests reaching the endpoint are forwarded (default: ANTHROPIC_BASE_URL, "
+        "else the Anthropic API)",
+    )
+    parser.add_argument(
+        "--checkpoint-every",
+        type=int,
+        metavar="N",
+        help="with -- COMMAND: a checkpoint at every N-th model request (the conversation, and the "
+        "working folder as its workspace), for agentevals resume extract (docs/endpoint.md)",
     )
     words.add_program_arguments(parser)
     parser.set_defaults(func=main)
@@ -64,17 +71,28 @@ def main(args: argparse.Namespace) -> int:
     settings = Settings.for_command_line({"budget": args.budget or None})
     output = new_trace(Path(args.output) if args.output else default_output(program, settings))
     guards = guards_for(settings.budget, ledger=settings.ledger, unreachable=settings.ledger_unreachable)
-    runner = None
+    runner = around = None
+    argv, upstream = program.argv, args.upstream
     if isinstance(program, Command):
-        argv, upstream = program.argv, args.upstream
-        runner = lambda: run_command(argv, upstream=upstream)  # noqa: E731 - one line, read once
-    elif args.upstream:
+        every = args.checkpoint_every
+        runner = lambda: run_command(argv, upstream=upstream, checkpoint_every=every)  # noqa: E731
+    elif args.checkpoint_every is not None:
         raise AgentEvalsError(
-            "--upstream is for a command run through the model endpoint (-- COMMAND ...); a Python "
-            "program recorded in this process calls its own base URL"
+            "--checkpoint-every is for a command run through the model endpoint (-- COMMAND ...); a "
+            "Python harness reports its own checkpoints (pytest_agentevals.checkpoint)"
         )
+    else:
+        # A Python program runs here, its subprocesses (a harness spawning `claude`) through an endpoint.
+        around = lambda: children_pointed(upstream=upstream)  # noqa: E731
     done = record_program(
-        program, output, settings, agent=args.agent, seed=args.seed, guards=guards, runner=runner
+        program,
+        output,
+        settings,
+        agent=args.agent,
+        seed=args.seed,
+        guards=guards,
+        runner=runner,
+        around=around,
     )
     print(done.text(), file=sys.stderr)
     return done.code

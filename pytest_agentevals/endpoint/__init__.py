@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
+    from .claude_session import write_claude_session
     from .command import run_command
-    from .server import ModelEndpoint, model_endpoint
+    from .server import ModelEndpoint, conversation_state, model_endpoint
 
-__all__ = ["ModelEndpoint", "model_endpoint", "run_command"]
+__all__ = ["ModelEndpoint", "conversation_state", "model_endpoint", "run_command", "write_claude_session"]
 
 __getattr__, __dir__ = attach(__name__, __file__)

@@ -34,7 +34,9 @@ import socket
 import threading
 import time
 from collections.abc import Iterator, Mapping
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -42,6 +44,7 @@ from ..errors import AgentEvalsError, RecordingError
 from ..recording import active
 from ..recording.providers.anthropic import is_messages_call
 from ..recording.recorder import Recorder, current_recorder
+from .headers import read_headers
 from .upstream import DEFAULT_TIMEOUT_S, DEFAULT_UPSTREAM, Upstream, UpstreamFailure, failure_of
 from .wire import HOP_BY_HOP, Request, error_body, header_items, vcr_response
 
@@ -52,6 +55,10 @@ MAX_BODY_BYTES = 256 * 1024 * 1024  # the API takes 32 MB; far above it a body i
 _READ = 64 * 1024
 
 
+# The running endpoints of this process: URL -> where each forwards.
+_RUNNING: dict[str, str] = {}
+
+
 class ModelEndpoint:
     """A loopback Messages API for client processes; a context manager (or `start()`/`stop()`).
 
@@ -59,7 +66,10 @@ class ModelEndpoint:
     subprocess (this one's, with `ANTHROPIC_BASE_URL` pointing here, loopback kept off any proxy, and
     a placeholder key in place of any credential while a replay runs). `upstream` is where a
     recording forwards: by default what `ANTHROPIC_BASE_URL` said when the endpoint was made, else the
-    real API. `requests` counts what clients sent, `forwarded` what went upstream.
+    real API. `requests` counts what clients sent, `forwarded` what went upstream. With
+    `checkpoints` (the client's working folder), a recording gets a checkpoint at every
+    `checkpoint_every`-th model request, before it is forwarded: the request's conversation as the
+    state, that folder as the workspace (`checkpoint_requests`; docs/endpoint.md).
     """
 
     def __init__(
@@ -68,11 +78,17 @@ class ModelEndpoint:
         upstream: str | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
         environ: Mapping[str, str] | None = None,
+        checkpoints: str | Path | None = None,
+        checkpoint_every: int = 1,
     ) -> None:
         self._environ = dict(os.environ if environ is None else environ)
-        self.upstream = Upstream(
-            upstream or self._environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM, timeout
-        )
+        self._checkpoints: Checkpoints | None = None
+        if checkpoints is not None:
+            self.checkpoint_requests(checkpoints, every=checkpoint_every)
+        base = (upstream or self._environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM).rstrip("/")
+        # An endpoint of this process as the upstream (a harness under `agentevals record agent.py`
+        # starting one of its own): forward where that one forwards, so nothing is recorded twice.
+        self.upstream = Upstream(_RUNNING.get(base, base), timeout)
         self.token = secrets.token_urlsafe(16)
         self.requests = 0
         self.forwarded = 0
@@ -88,6 +104,16 @@ class ModelEndpoint:
         self.kept = {name: self._environ[name] for name in CLAUDE_CODE.env if name in self._environ}
         self._looked_at: Recorder | None = None  # the recording whose client was identified
 
+    def checkpoint_requests(self, workspace: str | Path, *, every: int = 1) -> ModelEndpoint:
+        """From now on, while a run records, write a checkpoint at every `every`-th model request
+        before it is forwarded: its state the conversation the client sent (`conversation_state`),
+        its workspace a snapshot of `workspace` (the client's working folder). `agentevals resume
+        extract` makes a fixture of one; a resumed leg boots the client from its state."""
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise RecordingError(f"checkpoint every {every!r} requests: give a whole number, at least 1")
+        self._checkpoints = Checkpoints(Path(workspace), every)
+        return self
+
     # -- life cycle ------------------------------------------------------------------------------
 
     def start(self) -> ModelEndpoint:
@@ -99,12 +125,17 @@ class ModelEndpoint:
             target=self._httpd.serve_forever, args=(0.05,), name="agentevals-endpoint", daemon=True
         )
         self._thread.start()
+        active.push_endpoint(self.url)
+        _RUNNING[self.url] = self.upstream.base_url
         return self
 
     def stop(self) -> None:
         httpd, self._httpd = self._httpd, None
         if httpd is None:
             return
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/agentevals-{self.token}"
+        active.pop_endpoint(url)
+        _RUNNING.pop(url, None)
         httpd.shutdown()
         httpd.close_connections()
         httpd.server_close()
@@ -264,6 +295,8 @@ class ModelEndpoint:
         self._state_pins(recorder, headers, body)
         if recorder.guards and not _guarded(handler, recorder, request):
             return
+        if self._checkpoints is not None:
+            self._checkpoints.before(recorder, handler.command, rest, body)
         self._forward(handler, recorder, request, rest)
 
     def _state_pins(self, recorder: Recorder, headers: Mapping[str, str], body: bytes) -> None:
@@ -323,18 +356,13 @@ class ModelEndpoint:
         length = response.getheader("content-length")
         chunked = length is None or bool(getattr(response, "chunked", False))
         client_gone: str | None = None
-        try:
-            handler.send_response_only(status, reason)
-            for name, value in headers:
-                if name.lower() not in HOP_BY_HOP:
-                    handler.send_header(name, value)
-            if chunked:
-                handler.send_header("Transfer-Encoding", "chunked")
-            else:
-                handler.send_header("Content-Length", str(length))
-            handler.end_headers()
-        except OSError:
-            client_gone = "the client closed the connection before the answer began"
+        # The status line and headers go out with the first piece of the body, in one write: a write
+        # (a system call, a TCP segment) fewer before the client's first byte. A client reads the
+        # headers and then waits for the body anyway; the API sends its headers with the first event.
+        lines = [f"{handler.protocol_version} {status} {reason}\r\n"]
+        lines += [f"{name}: {value}\r\n" for name, value in headers if name.lower() not in HOP_BY_HOP]
+        lines.append("Transfer-Encoding: chunked\r\n" if chunked else f"Content-Length: {length}\r\n")
+        head: bytes | None = ("".join(lines) + "\r\n").encode("latin-1", "strict")
         parts: list[bytes] = []
         failure: str | None = None
         while True:
@@ -350,18 +378,26 @@ class ModelEndpoint:
                 break
             parts.append(chunk)
             if client_gone is None:
+                piece = b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk
                 try:
-                    handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
+                    handler.wfile.write(piece if head is None else head + piece)
                 except OSError:
                     client_gone = "the client closed the connection before the answer ended"
+                head = None
+        ending = b"0\r\n\r\n" if chunked and failure is None else b""
+        if client_gone is None and (head is not None or ending):
+            try:  # the headers of an empty answer, the end of a chunked one
+                handler.wfile.write((head or b"") + ending)
+            except OSError:
+                client_gone = "the client closed the connection before the answer ended"
         if failure is not None:
             self.upstream.drop()
             handler.close_connection = True  # the client sees the answer cut short, as the upstream cut it
-        elif client_gone is None and chunked:
-            try:
-                handler.wfile.write(b"0\r\n\r\n")
-            except OSError:
-                client_gone = "the client closed the connection before the answer ended"
+        else:
+            # Read to its end: done with. `read1` never marks a sized body done (a chunked one it
+            # does), and the kept-alive connection then refused the thread's next request
+            # (ResponseNotReady: a 502, which the SDKs retried on a new connection).
+            response.close()
         if client_gone is not None:
             handler.close_connection = True
         if recorder is not None:
@@ -375,6 +411,69 @@ class ModelEndpoint:
 
 # The refusal every client takes as final after one request (see the module's docstring).
 FINAL = 500
+
+# What a checkpoint's state keeps of a request: the conversation and what shapes the next answer.
+# Not `metadata` (session ids) nor `stream` (how the client reads, not what it asks).
+CONVERSATION_KEYS = (
+    "model",
+    "system",
+    "tools",
+    "tool_choice",
+    "messages",
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "top_k",
+    "stop_sequences",
+    "thinking",
+)
+STATE_FORMAT = "agentevals-endpoint/1"
+
+
+def conversation_state(body: Mapping[str, Any], route: str) -> dict[str, Any]:
+    """A checkpoint's state for a model request: `{"format", "route", "request": {...}}`, the request
+    as the client sent it less its metadata. A client resumed from it sends `request` again."""
+    request = {key: body[key] for key in CONVERSATION_KEYS if key in body}
+    return {"format": STATE_FORMAT, "route": route, "request": request}
+
+
+class Checkpoints:
+    """The endpoint's checkpoints of a recording: at every `every`-th successful step, one checkpoint
+    before the step's request is forwarded (a retried request adds none)."""
+
+    def __init__(self, workspace: Path, every: int) -> None:
+        self.workspace = workspace
+        self.every = every
+        self._lock = threading.Lock()
+        self._last: tuple[int, int] | None = None  # (id of the recorder, step) checkpointed last
+
+    def before(self, recorder: Recorder, method: str, rest: str, body: bytes) -> None:
+        route = rest.split("?", 1)[0].rstrip("/")
+        if not is_messages_call(method, route):
+            return  # count_tokens and the rest: no step of the conversation
+        with self._lock:
+            step = recorder.steps
+            if step % self.every or self._last == (id(recorder), step):
+                return
+            try:
+                parsed = json.loads(body)
+            except ValueError:
+                return  # the upstream answers it with its error; there is no conversation to keep
+            if not isinstance(parsed, dict):
+                return
+            self._last = (id(recorder), step)
+            snapshot = recorder.snapshots.snapshot(self.workspace)
+            with contextlib.suppress(ValueError, OSError):  # the run's own trace is not the client's work
+                own = recorder.path.resolve().relative_to(self.workspace.resolve()).as_posix()
+                snapshot["files"].pop(own, None)
+            recorder.count("checkpoints")
+            recorder.emit(
+                "checkpoint",
+                sync=True,
+                state=conversation_state(parsed, route),
+                name=f"endpoint request {step + 1}",
+                workspace=snapshot,
+            )
 
 
 def _guarded(handler: _Handler, recorder: Recorder, request: Request) -> bool:
@@ -495,6 +594,57 @@ class _Handler(BaseHTTPRequestHandler):
         with contextlib.suppress(OSError):
             super().finish()
 
+    def parse_request(self) -> bool:
+        """`BaseHTTPRequestHandler.parse_request` for HTTP/1.x, its headers read by `read_headers`
+        (the email package's parser was a fifth of what a request waited for here)."""
+        self.command = None  # type: ignore[assignment]  # as the standard library's, until parsed
+        self.request_version = self.default_request_version
+        self.close_connection = True
+        raw: bytes = getattr(self, "raw_requestline", b"")  # set by handle_one_request
+        requestline = str(raw, "iso-8859-1").rstrip("\r\n")
+        self.requestline = requestline
+        words = requestline.split()
+        if not words:
+            return False
+        if len(words) != 3:
+            self.send_error(HTTPStatus.BAD_REQUEST, f"Bad request syntax ({requestline!r})")
+            return False
+        command, path, version = words
+        major, dot, minor = version.removeprefix("HTTP/").partition(".")
+        if (
+            not version.startswith("HTTP/")
+            or not dot
+            or not (major.isdigit() and minor.isdigit())
+            or len(major) > 10
+            or len(minor) > 10
+        ):
+            self.send_error(HTTPStatus.BAD_REQUEST, f"Bad request version ({version!r})")
+            return False
+        number = (int(major), int(minor))
+        if number >= (2, 0):
+            self.send_error(HTTPStatus.HTTP_VERSION_NOT_SUPPORTED, f"Invalid HTTP version ({major}.{minor})")
+            return False
+        if number >= (1, 1):
+            self.close_connection = False
+        self.request_version = version
+        self.command, self.path = command, "/" + path.lstrip("/") if path.startswith("//") else path
+        try:
+            self.headers = read_headers(self.rfile)
+        except http.client.LineTooLong as err:
+            self.send_error(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Line too long", str(err))
+            return False
+        except http.client.HTTPException as err:
+            self.send_error(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Too many headers", str(err))
+            return False
+        connection = self.headers.get("Connection", "").lower()
+        if connection == "close":
+            self.close_connection = True
+        elif connection == "keep-alive":
+            self.close_connection = False
+        if self.headers.get("Expect", "").lower() == "100-continue" and number >= (1, 1):
+            return self.handle_expect_100()
+        return True
+
     def _dispatch(self) -> None:
         try:
             self.server.endpoint.handle(self)
@@ -509,8 +659,14 @@ class _Handler(BaseHTTPRequestHandler):
 
 @contextlib.contextmanager
 def model_endpoint(
-    *, upstream: str | None = None, timeout: float = DEFAULT_TIMEOUT_S
+    *,
+    upstream: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    checkpoints: str | Path | None = None,
+    checkpoint_every: int = 1,
 ) -> Iterator[ModelEndpoint]:
     """A running `ModelEndpoint` for the `with` block: `endpoint.url`, `endpoint.env`."""
-    with ModelEndpoint(upstream=upstream, timeout=timeout) as endpoint:
+    with ModelEndpoint(
+        upstream=upstream, timeout=timeout, checkpoints=checkpoints, checkpoint_every=checkpoint_every
+    ) as endpoint:
         yield endpoint

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from ..errors import AgentEvalsError
+from .headers import FastResponse
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 # As long as the anthropic SDKs wait by default (10 minutes): a long generation is not a timeout.
@@ -45,12 +46,16 @@ def failure_of(exc: BaseException, where: str) -> UpstreamFailure:
 
 
 class _Connection(http.client.HTTPConnection):
+    response_class = FastResponse  # the upstream's headers read without the email package
+
     def connect(self) -> None:
         super().connect()
         _no_delay(self.sock)
 
 
 class _TLSConnection(http.client.HTTPSConnection):
+    response_class = FastResponse
+
     def connect(self) -> None:
         super().connect()
         _no_delay(self.sock)

@@ -32,6 +32,7 @@ _lock = threading.Lock()
 _recorders: list[ToolRecorder] = []
 _sources: list[ToolSource] = []
 _replayers: list[Any] = []
+_endpoints: list[str] = []
 
 
 def push_recorder(recorder: ToolRecorder) -> None:
@@ -78,3 +79,21 @@ def pop_replayer(replayer: Any) -> None:
 def replayer() -> Any:
     """The running replay of this process (a `Replayer`), if any."""
     return _replayers[-1] if _replayers else None
+
+
+def push_endpoint(url: str) -> None:
+    """A model endpoint of this process started at `url`: it records and guards what reaches it."""
+    with _lock:
+        _endpoints.append(url.rstrip("/"))
+
+
+def pop_endpoint(url: str) -> None:
+    with _lock:
+        if url.rstrip("/") in _endpoints:
+            _endpoints.remove(url.rstrip("/"))
+
+
+def through_endpoint(uri: str) -> bool:
+    """Whether a request to `uri` goes to a model endpoint of this process, which records and guards
+    it itself: the in-process recording then leaves it alone (it would be recorded twice)."""
+    return any(uri == url or uri.startswith((url + "/", url + "?")) for url in _endpoints)

@@ -8,11 +8,13 @@ is (`Program`) and which recorded program a replay may start again (`allowed`) a
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import runpy
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,11 +126,13 @@ def record_program(
     seed: int | None = None,
     guards: Sequence[Guard] = (),
     runner: Callable[[], int] | None = None,
+    around: Callable[[], AbstractContextManager[object]] | None = None,
 ) -> RecordedRun:
     """Run `program` with recording on, into a new trace at `output` (its task: the program's argv),
     with `guards` deciding before each model call. A Python program runs in this process; `runner`
     runs another one (a command, through the model endpoint) and returns its exit code. The trace is
-    written whatever the program does; only an existing `output` raises (nothing is run)."""
+    written whatever the program does; only an existing `output` raises (nothing is run). `around` is
+    entered around a Python program (the model endpoint its subprocesses are pointed at)."""
     new_trace(output)
     task = {"argv": program.argv} if isinstance(program, Program) else {"command": list(program.argv)}
     recorder = recorder_for(
@@ -150,7 +154,15 @@ def record_program(
                     raise recorder.guarding.halt
             else:
                 assert isinstance(program, Program)
-                code = run(program)
+                with around() if around is not None else contextlib.nullcontext():
+                    try:
+                        code = run(program)
+                    except Exception:
+                        if recorder.guarding.halt is None:
+                            raise
+                        code = 1  # what the endpoint refused surfaced as the client's error
+                if recorder.guarding.halt is not None:  # a guard refused a request at the endpoint
+                    raise recorder.guarding.halt
             if recorder.status is None:  # the program may have said how its run ended
                 recorder.end("ok" if code == 0 else "failed")
     except KeyboardInterrupt:

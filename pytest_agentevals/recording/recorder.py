@@ -37,7 +37,11 @@ class _RecordingCassette:
 
     def can_play_response_for(self, request: Any) -> bool:
         # vcrpy asks this first, before the real request goes out: the guards decide here, and the
-        # latency clock starts after them.
+        # latency clock starts after them. A request to this process's own model endpoint is guarded
+        # and recorded there (an in-process client of `agentevals record agent.py` reaches it too).
+        if active.through_endpoint(str(getattr(request, "uri", ""))):
+            request._agentevals_endpoint = True
+            return False
         if self._recorder.guards:
             self._recorder.guarding.before_call(request)
         request._agentevals_started = time.perf_counter()
@@ -50,6 +54,8 @@ class _RecordingCassette:
         return request
 
     def append(self, request: Any, response: dict[str, Any]) -> None:
+        if getattr(request, "_agentevals_endpoint", False):
+            return
         started = getattr(request, "_agentevals_started", time.perf_counter())
         self._recorder.record_http(request, response, time.perf_counter() - started)
 

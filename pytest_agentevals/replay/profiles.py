@@ -22,8 +22,9 @@ from typing import Any
 
 from ..settings.normalize import Rule
 
-_USER_AGENT = re.compile(r"claude-cli/(\d+)\.(\d+)\.(\d+)")
-_BILLING = re.compile(r"x-anthropic-billing-header: cc_version=(\d+)\.(\d+)\.(\d+)")
+# Bounded like the rules below (a crafted User-Agent of 5,000 digits would also exceed int()'s limit).
+_USER_AGENT = re.compile(r"claude-cli/(\d{1,6})\.(\d{1,6})\.(\d{1,6})")
+_BILLING = re.compile(r"x-anthropic-billing-header: cc_version=(\d{1,6})\.(\d{1,6})\.(\d{1,6})")
 
 
 @dataclass(frozen=True)
@@ -88,28 +89,29 @@ def _rule(
     return Rule(name, where, pattern, everywhere, why, _SOURCE)
 
 
+# Every pattern is anchored on the literal text that names its value and every repeat is bounded (a
+# path by PATH_MAX, a version part by 6 digits), so a pattern run over an untrusted cassette's text
+# does linear work and never folds more than its bound (tests/replay/test_profile_patterns.py).
 CLAUDE_CODE_RULES = (
     _rule(
         "billing-header",
-        r"^x-anthropic-billing-header: cc_version=\d+\.\d+\.\d+\.([0-9a-z]+);",
+        r"^x-anthropic-billing-header: cc_version=\d{1,6}\.\d{1,6}\.\d{1,6}\.([0-9a-z]{1,64});",
         "the billing header's digest, taken from the prompt (which is compared anyway)",
         ("/system/*/text",),
     ),
     _rule(
         "memory-dir",
-        # Anchored on the sentence that names it, and bounded: a pattern run over an untrusted
-        # cassette's text must not backtrack without bound.
         r"memory at `([^`\n]{1,4096})`",
         "the CLI's memory folder under HOME, named after the working directory",
     ),
     _rule(
         "cwd",
-        r" - Primary working directory: ([^\n]+)",
+        r" - Primary working directory: ([^\n]{1,4096})",
         "the folder the CLI ran in, folded wherever it recurs (tool inputs and results)",
         everywhere=True,
     ),
     _rule("date", r"Today's date is (\d{4}-\d{2}-\d{2})", "the day the run was recorded"),
-    _rule("os-version", r" - OS Version: ([^\n]+)", "the recording machine's kernel"),
+    _rule("os-version", r" - OS Version: ([^\n]{1,256})", "the recording machine's kernel"),
 )
 
 CLAUDE_CODE_PINS = (
