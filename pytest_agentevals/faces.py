@@ -27,8 +27,8 @@ engines below never import it (a test checks). Three things live here:
 - **What several faces ask of a test**: its run budget and guards (`budget_for`, `guards_for_item`:
   `[tool.agentevals.budget]`, then the budget keywords of its markers — module, class, then
   function: the closest wins — under `--agentevals-budget`, which no marker overrides), the contract
-  its harness declares (`declared_contract`), and the marathon verdicts a session report shows
-  (`VERDICTS_KEY`).
+  its harness declares (`declared_contract`), the marathon verdicts a session report shows
+  (`VERDICTS_KEY`), and those not met counted in the session's outcome (`count_verdict`).
 - **The session's settings**: the `--agentevals-*` options made from the `OPTIONS` table
   (`add_options`), resolved once at configure (`resolve_settings`) and read back by every face
   (`settings_of`); and `is_worker(config)`, the one test of "this process is an xdist worker" (only
@@ -355,6 +355,57 @@ BUDGET_MARKER = "agentevals_budget"
 # The marathon verdicts of the session, as the run report's rows: set by the marathon face when the
 # session finishes (before the session report is written), read by the report face.
 VERDICTS_KEY = pytest.StashKey[list[Any]]()
+# The marathon verdicts not met, as (test, "failed" | "inconclusive"): counted by the pyramid table.
+VERDICT_OUTCOMES_KEY = pytest.StashKey[list[tuple[str, str]]]()
+VERDICT_FAILED, VERDICT_INCONCLUSIVE = "failed", "inconclusive"
+
+
+@dataclass(frozen=True)
+class _Crash:
+    path: str
+    lineno: int | None
+    message: str
+
+
+@dataclass(frozen=True)
+class VerdictRepr:
+    """A marathon verdict as a report's longrepr: its lines, in red, and the first as the short
+    summary's message (pytest reads `reprcrash.message`)."""
+
+    lines: tuple[str, ...]
+    reprcrash: _Crash
+
+    def toterminal(self, tw: Any) -> None:
+        for line in self.lines:
+            tw.line(line, red=True)
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines)
+
+
+def count_verdict(config: pytest.Config, test: str, outcome: str, lines: Sequence[str]) -> None:
+    """Count a marathon verdict in the session's outcome as pytest counts a test's: one below its bar
+    is a failed report (the summary line says `1 failed`, in red, and the short summary lists it with
+    the metric and its interval), an inconclusive one is counted as `inconclusive` (yellow), never as
+    passed. The seeds' own items keep their outcomes: each did its job, the verdict is over them.
+
+    Called where reports arrive (a plain session, or the xdist controller) before the terminal
+    summary; the pyramid table reads the same outcomes (`VERDICT_OUTCOMES_KEY`)."""
+    config.stash.setdefault(VERDICT_OUTCOMES_KEY, []).append((test, outcome))
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    if terminal is None:
+        return
+    path, _, name = test.partition("::")
+    longrepr = VerdictRepr(tuple(lines), _Crash(path, None, lines[0].strip() if lines else test))
+    report = pytest.TestReport(
+        nodeid=test,
+        location=(path, None, name or test),
+        keywords={},
+        outcome="failed" if outcome == VERDICT_FAILED else "passed",
+        longrepr=longrepr if outcome == VERDICT_FAILED else None,  # type: ignore[arg-type]  # a TerminalRepr's shape
+        when="call",
+    )
+    terminal.stats.setdefault(outcome, []).append(report)
 
 
 def budget_for(item: pytest.Item, settings: Settings, markers: Sequence[str] = (BUDGET_MARKER,)) -> Budget:
