@@ -183,8 +183,12 @@ def run_header(index: int, run: RunView) -> str:
         if part
     )
     error = f'<p class="error"><strong>{escape(run.error)}</strong></p>' if run.error else ""
+    badge = status_badge(run.status, m.crashed)
+    if run.live is not None and run.end is None:  # watched, not ended: running, or silent for how long
+        kind = "running" if run.live == "running" else "silent"
+        badge = f'<span class="badge s-{kind}" data-field="status">{escape(run.live)}</span>'
     return (
-        f"<header><h2>{status_badge(run.status, m.crashed)} {escape(m.agent or 'run')} "
+        f"<header><h2>{badge} {escape(m.agent or 'run')} "
         f'<small>#{index + 1}</small></h2><p class="mute">{escape(sub)}</p>{error}'
         f'{problems_box(run)}<dl class="facts">{cells}</dl></header>'
     )

@@ -88,11 +88,16 @@ def render_page(
     title: str,
     verdicts: Sequence[VerdictRow] = (),
     context_windows: Mapping[str, int] | None = None,
+    live: Mapping[str, Any] | None = None,
 ) -> list[Fragment]:
-    """The page, as fragments in order; `"".join(f.text for f in fragments)` is the HTML."""
+    """The page, as fragments in order; `"".join(f.text for f in fragments)` is the HTML.
+
+    `live` (the live console, `live.py`): what the script needs to ask its own server for updates.
+    The policy is the static page's, with one source more: `connect-src 'self'`, for those updates."""
     css, js = _asset("page.css"), _asset("page.js")
+    connect = "connect-src 'self'; " if live is not None else ""
     csp = (
-        f"default-src 'none'; style-src {_hash(css)}; script-src {_hash(js)}; img-src data:; "
+        f"default-src 'none'; style-src {_hash(css)}; script-src {_hash(js)}; img-src data:; {connect}"
         "base-uri 'none'; form-action 'none'"
     )
     frags = [
@@ -120,34 +125,24 @@ def render_page(
         "geom": {"left": charts.LEFT, "plot": charts.PLOT, "width": charts.WIDTH},
         "runs": [],
     }
+    if live is not None:
+        data["live"] = dict(live)
     unpacked: list[dict[str, Any]] = []  # the runs' data as a reader sees it, for the secret check
     for index, (run, chart) in enumerate(zip(runs, drawn, strict=True)):
-        where = f"run {index + 1} ({run.path})"
-        frags.append(
-            Fragment(
-                f"{where}: its header",
-                f'<section class="run" id="run-{index + 1}" data-run="{index}">'
-                + header.run_header(index, run),
-            )
-        )
-        frags.append(Fragment(f"{where}: its charts", _charts(run, chart)))
-        frags.append(Fragment(f"{where}: its metrics", header.metrics_table(run.metrics)))
-        frags.extend(_transcript(index, run, where))
-        frags.append(Fragment(where, "</section>"))
-        data["runs"].append(
-            {
-                "x": chart.x.last,
-                "series": series_json(run.series, chart.calls, chart.progress),
-                "steps": run.transcript.steps,
-                "lines_z": pack(run.transcript.lines),
-            }
-        )
-        unpacked.append({**data["runs"][-1], "lines_z": run.transcript.lines})
+        frags.extend(run_section(index, run, chart))
+        shown, seen = run_data(run, chart)
+        data["runs"].append(shown)
+        unpacked.append(seen)
     frags.append(
         Fragment(
             "the page's footer",
             f"<footer>Written by pytest-agentevals {escape(__version__)} from {len(runs)} trace(s). "
-            "The page makes no request: everything it shows is in this file.</footer></main>"
+            + (
+                "Watched live: the page asks only the server that sent it for what the traces added."
+                if live is not None
+                else "The page makes no request: everything it shows is in this file."
+            )
+            + "</footer></main>"
             '<div id="tip" class="tip" hidden></div>',
         )
     )
@@ -185,6 +180,38 @@ def _all_problems(runs: Sequence[RunView]) -> str:
         f'<div class="{kind}" id="problems"><strong>Read with problems:</strong>'
         f"<ul>{''.join(items)}</ul></div>"
     )
+
+
+def run_section(index: int, run: RunView, chart: _Drawn) -> list[Fragment]:
+    """One run's section of the page: its header, charts, metrics and transcript."""
+    where = f"run {index + 1} ({run.path})"
+    frags = [
+        Fragment(
+            f"{where}: its header",
+            f'<section class="run" id="run-{index + 1}" data-run="{index}">' + header.run_header(index, run),
+        ),
+        Fragment(f"{where}: its charts", _charts(run, chart)),
+        Fragment(f"{where}: its metrics", header.metrics_table(run.metrics)),
+    ]
+    frags.extend(_transcript(index, run, where))
+    frags.append(Fragment(where, "</section>"))
+    return frags
+
+
+def run_data(run: RunView, chart: _Drawn) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The run's data for the script: as the page holds it, and as a reader sees it (unpacked)."""
+    shown = {
+        "x": chart.x.last,
+        "series": series_json(run.series, chart.calls, chart.progress),
+        "steps": run.transcript.steps,
+        "lines_z": pack(run.transcript.lines),
+    }
+    return shown, {**shown, "lines_z": run.transcript.lines}
+
+
+def draw(run: RunView, context_windows: Mapping[str, int] | None = None) -> _Drawn:
+    """A run's charts' scales and buckets (for `run_section`, `run_data` and the overview)."""
+    return _draw(run, context_windows)
 
 
 # -- charts -------------------------------------------------------------------------------------------

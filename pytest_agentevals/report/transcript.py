@@ -187,6 +187,26 @@ class TranscriptBuilder:
         tier = 0 if INCIDENTS.intersection(reasons) else 1 if FAILURES.intersection(reasons) else 2
         self._tiers[tier].add(record)
 
+    def snapshot(self) -> Transcript:
+        """The transcript so far, without closing anything: the steps not yet finished are shown as
+        the last ones, and adding events afterwards goes on as if this was never asked."""
+        pending = list(self._pending)
+        if self._group:
+            pending.append((self._index, self._group))
+        lines = list(self._lines)  # the open group (not closed yet) has no line so far
+        if self._group:
+            lines.append("")
+        records = {r.index: r for tier in self._tiers for r in tier.kept}
+        records.update({r.index: r for r in self._first})
+        for index, events in pending:
+            step, t = _step_of(events), _t(events[0])
+            reasons = reasons_of(events, step in self._loop_steps)
+            line = step_line(step, t, events, reasons)
+            lines[index] = line
+            records[index] = StepRecord(index, step, t, [*reasons, "last steps"], items_of(events), line)
+        sampled = any(tier.stride > 1 for tier in self._tiers)
+        return Transcript(lines, [records[i] for i in sorted(records)], len(lines), sampled)
+
     def transcript(self) -> Transcript:
         self._close_group()
         while self._pending:

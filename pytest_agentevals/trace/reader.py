@@ -273,6 +273,57 @@ class _Previous:
         self.headers: Any = None
 
 
+class TraceTail:
+    """Reads a trace while it grows: each `poll()` returns the events of the lines completed since the
+    last poll, read from where the last one stopped — never from the start — with the checks of
+    `TraceReader` (the same bounds, the same errors). A line not yet ended by a newline is a line still
+    being written: it waits for the next poll. `complete` says whether run_end was read; a file that
+    shrank (replaced, truncated) is a `TraceFormatError` naming it.
+
+    `max_bytes` bounds one poll's reading, so a huge backlog is taken in slices."""
+
+    def __init__(self, path: str | Path, resolve: bool = False, *, max_bytes: int = 8 << 20) -> None:
+        self.path = Path(path)
+        self._reader = TraceReader(self.path, resolve=resolve)
+        self._previous = _Previous()
+        self._max = max_bytes
+        self.offset = 0  # bytes consumed: whole lines only
+        self.lines = 0
+        self.complete = False
+
+    def poll(self) -> list[Event]:
+        try:
+            handle = self.path.open("rb")
+        except FileNotFoundError:
+            raise TraceFormatError(self.path, self.lines, "the file is gone") from None
+        with handle:
+            size = handle.seek(0, 2)
+            if size < self.offset:
+                raise TraceFormatError(
+                    self.path,
+                    self.lines,
+                    f"the file shrank from {self.offset:,} to {size:,} bytes: replaced?",
+                )
+            handle.seek(self.offset)
+            chunk = handle.read(self._max)
+        end = chunk.rfind(b"\n")
+        if end < 0:
+            return []
+        events: list[Event] = []
+        reader = self._reader
+        for line in chunk[:end].split(b"\n"):  # as a file's lines are: ended by a newline only
+            raw = line + b"\n"
+            self.offset += len(raw)
+            reader._read += len(raw)
+            self.lines += 1
+            event = reader._parse(raw, self.lines, last=False)
+            assert event is not None  # a line ended by a newline is never torn
+            reader._check(event, self.lines, self.complete)
+            self.complete = reader._advance(event, self.lines, self._previous, self.complete)
+            events.append(event)
+        return events
+
+
 def read_trace(path: str | Path, resolve: bool = True) -> list[Event]:
     """All events of a trace, with request deltas resolved into whole requests."""
     return list(TraceReader(path, resolve=resolve))
