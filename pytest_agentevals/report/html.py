@@ -198,14 +198,18 @@ def run_section(index: int, run: RunView, chart: _Drawn) -> list[Fragment]:
     return frags
 
 
-def run_data(run: RunView, chart: _Drawn) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The run's data for the script: as the page holds it, and as a reader sees it (unpacked)."""
-    shown = {
+def run_data(run: RunView, chart: _Drawn, *, lines: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The run's data for the script: as the page holds it, and as a reader sees it (unpacked).
+    Without `lines`, the all-steps text is left for the script to ask for when it is opened (the
+    live console's updates: packing every step's line again at each update would cost the most)."""
+    shown: dict[str, Any] = {
         "x": chart.x.last,
         "series": series_json(run.series, chart.calls, chart.progress),
         "steps": run.transcript.steps,
-        "lines_z": pack(run.transcript.lines),
     }
+    if not lines:
+        return shown, shown
+    shown["lines_z"] = pack(run.transcript.lines)
     return shown, {**shown, "lines_z": run.transcript.lines}
 
 

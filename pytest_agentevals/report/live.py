@@ -9,7 +9,7 @@ traces a folder gains (a marathon in progress: one trace per seed, appearing as 
 - `update(since)` is what changed since the version the page holds: for each run that grew, or
   whose liveness changed (running → silent for 2 m), its whole section and its data, drawn as the
   static page draws them; the overview when there are several runs; `reload` when the set of runs
-  changed (a seed started).
+  changed (a seed started). The all-steps text is not in it: `lines(run)` when the reader opens it.
 
 A run with no `run_end` is "running" while its trace grows and "silent for N" when it has not grown
 for `silent_after` seconds. Every text goes through the report's secret check before it is served.
@@ -59,8 +59,15 @@ class LiveRun:
         `TraceError`."""
         if self.damaged or self.tail.complete:
             return 0
+        count = 0
         try:
-            events = self.tail.poll()
+            while True:
+                events = self.tail.poll()
+                for event in events:
+                    self.reading.add(event)
+                count += len(events)
+                if not (events and self.tail.behind):  # a backlog is read all at once
+                    break
         except TraceFormatError as exc:
             if exc.line <= 1 and self.reading.events == 0:
                 raise TraceError(f"{self.path}: not a trace: {exc.problem}") from None
@@ -69,12 +76,10 @@ class LiveRun:
                 f"line {exc.line} is damaged ({exc.problem}): shown are the {self.reading.events} "
                 "events before it"
             )
-            return 1  # the problem is news
-        for event in events:
-            self.reading.add(event)
-        if events:
+            count += 1  # the problem is news
+        if count:
             self.grown_at = now
-        return len(events)
+        return count
 
     def live_text(self, now: float, silent_after: float) -> str | None:
         if self.ended:
@@ -184,15 +189,10 @@ class Watch:
         checked: list[secrets.Placed] = []
         for index, _ in changed:
             fragments = run_section(index, views[index], drawn[index])
-            shown, seen = run_data(views[index], drawn[index])
+            shown, seen = run_data(views[index], drawn[index], lines=False)  # `lines()` on request
             checked.extend(secrets.Placed(f.place, f.text) for f in fragments)
             checked.append(
-                secrets.Placed(
-                    f"run {index + 1} ({views[index].path}): its data",
-                    json_for_script(shown),
-                    seen,
-                    "\n".join(views[index].transcript.lines),
-                )
+                secrets.Placed(f"run {index + 1} ({views[index].path}): its data", json_for_script(shown), seen)
             )
             out["runs"].append({"index": index, "html": "".join(f.text for f in fragments), "data": shown})
         if len(views) > 1:
@@ -202,6 +202,17 @@ class Watch:
         out["title"] = self.title or default_title(views)
         secrets.check(checked, "the live console's update")
         return out
+
+
+    def lines(self, index: int) -> list[str]:
+        """Every step of a run as one line of text (the page's "all N steps as text"), as it is now."""
+        if not 0 <= index < len(self.runs):
+            raise IndexError(index)
+        run = self.runs[index].view(self.clock(), self.silent_after)
+        lines = run.transcript.lines
+        where = f"run {index + 1} ({run.path}): all its steps as text"
+        secrets.check([secrets.Placed(where, "\n".join(lines))], "the live console's step list")
+        return lines
 
 
 def _check(fragments: Sequence[Fragment], what: str) -> None:

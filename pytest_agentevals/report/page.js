@@ -104,10 +104,17 @@
       all.addEventListener("toggle", function () {
         var pre = all.querySelector("pre");
         if (!all.open || pre.textContent) return;
-        unpack(run.lines_z).then(function (lines) {
+        var index = section.getAttribute("data-run");
+        var got = run.lines_z ? unpack(run.lines_z) : fetch("lines?run=" + index, { cache: "no-store" }).then(function (r) {
+          if (!r.ok) throw new Error("HTTP " + r.status);
+          return r.json();
+        });
+        got.then(function (lines) {
           pre.textContent = lines.join("\n");
         }, function () {
-          pre.textContent = "This browser cannot unpack the list of steps (it lacks DecompressionStream); the trace holds every step.";
+          pre.textContent = run.lines_z
+            ? "This browser cannot unpack the list of steps (it lacks DecompressionStream); the trace holds every step."
+            : "The console did not send the list of steps (stopped?); the trace holds every step.";
         });
       });
     }

@@ -1,7 +1,7 @@
 """The live console's server: a `Watch` served on loopback (`agentevals report --watch`).
 
 - `GET /` is the page; `GET /update?v=N` is what changed since version N, as JSON (the page's
-  script asks every second). Each request first reads what the traces gained, under one lock.
+  script asks every second); `GET /lines?run=I` is run I's all-steps text, when the reader opens it. Each request first reads what the traces gained, under one lock.
 - Only 127.0.0.1 is bound, and a request whose Host header names another host is refused (403):
   a web page elsewhere cannot reach the console through a name that resolves to this machine.
 - Nothing is cached (`no-store`); the page's policy is the static report's plus `connect-src 'self'`.
@@ -70,6 +70,12 @@ class _Handler(BaseHTTPRequestHandler):
                         json.dumps(update, allow_nan=False).encode("utf-8", "replace"),
                         "application/json",
                     )
+                elif parts.path == "/lines":
+                    index = _int(parse_qs(parts.query).get("run", ["-1"])[0])
+                    if not 0 <= index < len(watch.runs):
+                        self._send(404, "text/plain; charset=utf-8", b"no such run\n")
+                        return
+                    body, kind = json.dumps(watch.lines(index)).encode("utf-8", "replace"), "application/json"
                 else:
                     self._send(404, "text/plain; charset=utf-8", b"not found\n")
                     return

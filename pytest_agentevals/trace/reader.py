@@ -280,7 +280,8 @@ class TraceTail:
     being written: it waits for the next poll. `complete` says whether run_end was read; a file that
     shrank (replaced, truncated) is a `TraceFormatError` naming it.
 
-    `max_bytes` bounds one poll's reading, so a huge backlog is taken in slices."""
+    `max_bytes` bounds one poll's reading, so a huge backlog is taken in slices (`behind` says a
+    poll stopped at the bound)."""
 
     def __init__(self, path: str | Path, resolve: bool = False, *, max_bytes: int = 8 << 20) -> None:
         self.path = Path(path)
@@ -290,8 +291,12 @@ class TraceTail:
         self.offset = 0  # bytes consumed: whole lines only
         self.lines = 0
         self.complete = False
+        self.behind = False
+        self._error: TraceFormatError | None = None
 
     def poll(self) -> list[Event]:
+        if self._error is not None:
+            raise self._error
         try:
             handle = self.path.open("rb")
         except FileNotFoundError:
@@ -306,6 +311,7 @@ class TraceTail:
                 )
             handle.seek(self.offset)
             chunk = handle.read(self._max)
+        self.behind = len(chunk) == self._max  # more may follow at once: poll again
         end = chunk.rfind(b"\n")
         if end < 0:
             return []
@@ -313,13 +319,21 @@ class TraceTail:
         reader = self._reader
         for line in chunk[:end].split(b"\n"):  # as a file's lines are: ended by a newline only
             raw = line + b"\n"
+            try:
+                event = reader._parse(raw, self.lines + 1, last=False)
+                assert event is not None  # a line ended by a newline is never torn
+                reader._check(event, self.lines + 1, self.complete)
+                complete = reader._advance(event, self.lines + 1, self._previous, self.complete)
+            except TraceFormatError as exc:
+                if not events:
+                    raise
+                self._error = exc  # the events before it first; the error at the next poll
+                self.behind = False
+                return events
             self.offset += len(raw)
             reader._read += len(raw)
             self.lines += 1
-            event = reader._parse(raw, self.lines, last=False)
-            assert event is not None  # a line ended by a newline is never torn
-            reader._check(event, self.lines, self.complete)
-            self.complete = reader._advance(event, self.lines, self._previous, self.complete)
+            self.complete = complete
             events.append(event)
         return events
 
