@@ -367,9 +367,10 @@ def overview(runs: Sequence[RunView], drawn: Sequence[_Drawn]) -> str:
         cost = [(float(s), c) for s, c in zip(chart.calls.step_hi, chart.calls.cost, strict=True)]
         top_context = max((v for _, v in context), default=0.0)
         incidents = len(run.series.markers)
+        name, tag = header.run_label(index, run)
         cells = [
-            f'<td class="name"><a href="#run-{index + 1}">{escape(_short(m.agent or "run"))} #{index + 1}</a>'
-            f"<br><small>{escape(run.path.name)}</small></td>",
+            f'<td class="name"><a href="#run-{index + 1}" title="{escape(str(run.path))}">'
+            f'{escape(_short(name))} <span class="tag">{escape(tag)}</span></a></td>',
             f"<td>{header.status_badge(run.status, m.crashed)}</td>",
             "<td>"
             + charts.sparkline(
@@ -436,7 +437,9 @@ def _short(text: str, limit: int = 40) -> str:
 def _metrics_matrix(runs: Sequence[RunView]) -> str:
     """Every metric of every run side by side, one column per run."""
     columns = [header.metric_rows(run.metrics) for run in runs]
-    head = "".join(f'<th class="num">#{i + 1}</th>' for i in range(len(runs)))
+    head = "".join(
+        f'<th class="num">{escape(header.run_label(i, run)[1])}</th>' for i, run in enumerate(runs)
+    )
     body = []
     for position, (_, name, label, _) in enumerate(columns[0]):
         values = "".join(f'<td class="num">{escape(column[position][3])}</td>' for column in columns)

@@ -192,7 +192,9 @@ class Watch:
             shown, seen = run_data(views[index], drawn[index], lines=False)  # `lines()` on request
             checked.extend(secrets.Placed(f.place, f.text) for f in fragments)
             checked.append(
-                secrets.Placed(f"run {index + 1} ({views[index].path}): its data", json_for_script(shown), seen)
+                secrets.Placed(
+                    f"run {index + 1} ({views[index].path}): its data", json_for_script(shown), seen
+                )
             )
             out["runs"].append({"index": index, "html": "".join(f.text for f in fragments), "data": shown})
         if len(views) > 1:
@@ -202,7 +204,6 @@ class Watch:
         out["title"] = self.title or default_title(views)
         secrets.check(checked, "the live console's update")
         return out
-
 
     def lines(self, index: int) -> list[str]:
         """Every step of a run as one line of text (the page's "all N steps as text"), as it is now."""

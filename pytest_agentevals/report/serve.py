@@ -1,7 +1,8 @@
 """The live console's server: a `Watch` served on loopback (`agentevals report --watch`).
 
 - `GET /` is the page; `GET /update?v=N` is what changed since version N, as JSON (the page's
-  script asks every second); `GET /lines?run=I` is run I's all-steps text, when the reader opens it. Each request first reads what the traces gained, under one lock.
+  script asks every second); `GET /lines?run=I` is run I's all-steps text, when the reader opens
+  it. Each request first reads what the traces gained, under one lock.
 - Only 127.0.0.1 is bound, and a request whose Host header names another host is refused (403):
   a web page elsewhere cannot reach the console through a name that resolves to this machine.
 - Nothing is cached (`no-store`); the page's policy is the static report's plus `connect-src 'self'`.

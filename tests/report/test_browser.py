@@ -227,3 +227,35 @@ def test_a_damaged_trace_says_so_at_the_top(open_page: Any, tmp_path: Path) -> N
     assert "incomplete" in problems.text_content()
     assert problems.bounding_box()["y"] < opened.page.locator("svg.chart").first.bounding_box()["y"]
     opened.assert_clean()
+
+
+def test_twenty_seeds_overview_fits_two_screens_at_1400px_with_runs_named_by_test_and_seed(
+    browser: Any, tmp_path: Path
+) -> None:
+    from ..metrics_support import Run
+
+    night = tmp_path / "night" / "tests--test_taskrunner_marathon"
+    for seed in range(20):
+        run = Run(seed=seed)
+        run.events[0]["agent"] = "test_taskrunner_marathon"
+        for step in range(1, 30):
+            run.call(input=100, write=0, read=40 * step, output=20, cost=0.001).tool("read", path=f"{step}")
+            if step % 4 == 0:
+                run.verify(step / 30, passed=step % 8 != 0)
+        write(night / f"seed-{seed}.trace.jsonl", run.end("ok"))
+    page_path = tmp_path / "night.html"
+    write_report(build_report([tmp_path / "night"]), page_path, root=tmp_path)
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(page_path.as_uri(), wait_until="load")
+    table = page.locator("#overview table.overview")
+    box = table.bounding_box()
+    assert box is not None
+    assert box["y"] + box["height"] <= 2 * 900, box  # the overview within two screens
+    names = table.locator("td.name").all_inner_texts()
+    assert names == [
+        f"test_taskrunner_marathon seed={seed}" for seed in range(20)
+    ]  # seeds as seeds, in order
+    rows = [row.bounding_box()["height"] for row in table.locator("tbody tr").all()]
+    assert max(rows) < 45  # one line a run: no name wrapped
+    assert page.locator("section.run h2 small").first.inner_text() == "seed=0"
+    page.close()
