@@ -266,10 +266,17 @@ def _charts(run: RunView, drawn: _Drawn) -> str:
         if downsampled
         else ""
     )
+    failed_checks = sum(1 for point in series.progress if not point.passed)
     progress_legend = (
         '<span class="sw line l-level"></span>verified progress (the most verified so far)'
-        " · a dash: a check passed (at its value) · ▲ a check failed"
-        f" · progress-AUC {numbers.ratio(m.progress_auc)} over {m.step_budget:,} steps"
+        " · a dash: a check passed (at its value) · "
+        + (
+            f'<strong class="failed-checks" data-count="{failed_checks}">▲ {failed_checks:,} '
+            f"check{'s' if failed_checks != 1 else ''} failed</strong> (in red, up the chart)"
+            if failed_checks
+            else "▲ a check failed (none did)"
+        )
+        + f" · progress-AUC {numbers.ratio(m.progress_auc)} over {m.step_budget:,} steps"
         + (
             f" · verified pass at step {m.verified_at_step:,}"
             if m.verified_at_step is not None

@@ -242,9 +242,9 @@ def step_line(step: int, t: float, events: list[Event], reasons: list[str]) -> s
     parts: list[str] = []
     tools = [event for event in events if event.get("type") == "tool_call"]
     if tools:
-        for event in tools:
-            mark = "✗" if "error" in event else "✓"
-            parts.append(f"{event.get('name')}({_args(event.get('input'))}) {mark}")
+        for event in tools:  # the tool's own result: it answered, or it raised
+            result = "→ error" if "error" in event else "→ returned"
+            parts.append(f"tool {event.get('name')}({_args(event.get('input'))}) {result}")
     else:
         for event in events:
             if event.get("type") == "model_call" and http_ok(event):
@@ -254,7 +254,8 @@ def step_line(step: int, t: float, events: list[Event], reasons: list[str]) -> s
         if kind == "verification":
             progress = number(event.get("progress"))
             shown = f" {progress:.2f}" if progress is not None else ""
-            parts.append(f"check {event.get('name')} {'✓' if event.get('passed') else '✗'}{shown}")
+            verdict = "PASSED" if event.get("passed") else "FAILED"  # the harness's check, not a tool's
+            parts.append(f"harness check {event.get('name')} {verdict}{shown}")
         elif kind == "run_end":
             parts.append(f"run ended {event.get('status')}")
     markers = [reason for reason in reasons if reason not in ("tool_error", "failed_check")]
@@ -293,7 +294,8 @@ def _item(event: Event) -> Item | None:
             else ("output", Text.of(event.get("output")))
         )
         texts = (("input", Text.of(event.get("input"))), result)
-        return Item(kind, f"tool {event.get('name')}{took}", error is not None, texts)
+        outcome = " · raised an error" if error is not None else " · returned"
+        return Item(kind, f"tool {event.get('name')}{outcome}{took}", error is not None, texts)
     if kind == "verification":
         progress = number(event.get("progress"))
         shown = f" · progress {progress:.2f}" if progress is not None else ""
@@ -301,7 +303,10 @@ def _item(event: Event) -> Item | None:
         detail = {k: v for k, v in event.items() if k not in ("type", "seq", "t", "step", "name", "passed")}
         texts = (("detail", Text.of(detail)),) if detail.keys() - {"progress"} else ()
         return Item(
-            kind, f"check {event.get('name')} {'passed' if passed else 'FAILED'}{shown}", not passed, texts
+            kind,
+            f"harness check {event.get('name')} {'passed' if passed else 'FAILED'}{shown}",
+            not passed,
+            texts,
         )
     if kind == "checkpoint":
         return Item(
