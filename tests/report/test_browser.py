@@ -111,7 +111,7 @@ def example_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path
     folder = tmp_path_factory.mktemp("example")
     trace, page = folder / "taskrunner.trace.jsonl", folder / "report.html"
     recorded = run_agentevals(
-        "record", "-o", trace, "--agent", "taskrunner", "--seed", "1",
+        "record", "-o", trace, "--agent", "taskrunner",
         "-m", "examples.taskrunner", "--tasks", "24", "--seed", "1", "--stream", "--sim",
         "--compact-at", "1500",
         cwd=REPO,
