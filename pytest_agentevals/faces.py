@@ -38,6 +38,7 @@ engines below never import it (a test checks). Three things live here:
 from __future__ import annotations
 
 import difflib
+import itertools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -334,7 +335,43 @@ def resolve_settings(config: pytest.Config) -> Settings:
     except ConfigError as exc:
         raise pytest.UsageError(f"agentevals: {exc}") from None
     config.stash[SETTINGS_KEY] = settings
+    _warn_spaced_paths(config)
     return settings
+
+
+# The options whose value is a path: given as `--opt VALUE`, pytest takes VALUE as a test path too
+# when it chooses the rootdir, so a path outside the project moves the rootdir (and .agentevals/).
+PATH_OPTIONS = frozenset(
+    {
+        "--agentevals-trace-dir",
+        "--agentevals-cassette-dir",
+        "--agentevals-goldens-dir",
+        "--agentevals-fixtures-dir",
+        "--agentevals-history",
+        "--agentevals-quarantine",
+        "--agentevals-ledger",
+        "--agentevals-marathon-dir",
+        "--agentevals-report",
+    }
+)
+
+
+def _warn_spaced_paths(config: pytest.Config) -> None:
+    args, here = list(config.invocation_params.args), config.invocation_params.dir
+    for flag, value in itertools.pairwise(args):
+        if flag not in PATH_OPTIONS or value.startswith("-") or "://" in value:
+            continue
+        path = Path(value) if Path(value).is_absolute() else here / value
+        if path.resolve().is_relative_to(here.resolve()):
+            continue  # inside the folder pytest runs in: the rootdir is not moved
+        config.issue_config_time_warning(
+            pytest.PytestConfigWarning(
+                f"agentevals: {flag} {value}: written with a space, pytest also took {value} as a test "
+                f"path when it chose the rootdir ({config.rootpath}), where .agentevals/ and the "
+                f"settings are looked for; write {flag}={value}"
+            ),
+            stacklevel=2,
+        )
 
 
 def settings_of(config: pytest.Config) -> Settings:

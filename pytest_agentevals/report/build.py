@@ -1,5 +1,5 @@
 """The run report, from traces to a file: `build_report(paths)`, then `.html()` or `.markdown()`, and
-`write_report`. Used by `agentevals report` and by `pytest --agentevals-report PATH`.
+`write_report`. Used by `agentevals report` and by `pytest --agentevals-report=PATH`.
 
     report = build_report(["run.trace.jsonl"])
     write_report(report, "report.html")          # refused, naming the place, if it would hold a key

@@ -5,7 +5,7 @@
   the last attempt of a rerun test decides, and a quarantined test counts as what it really did.
 - `OurFailures`: a failure of ours (every layer's) reads message first, without the SDK's and our
   frames (`failure.py`).
-- `SessionReport`: `pytest --agentevals-report PATH` writes the HTML report of the runs the session
+- `SessionReport`: `pytest --agentevals-report=PATH` writes the HTML report of the runs the session
   recorded when it ends. A test that records a trace carries it as a user property
   (`recording.naming.TRACE_PROPERTY`), which its reports take from an xdist worker to the
   controller; the controller, the only writer of shared files, writes the report at the end of the
