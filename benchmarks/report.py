@@ -24,8 +24,9 @@ The live console (`agentevals report --watch`), in the same run:
   instead of every second while the trace gains a few events before each poll, so an hour of
   updates (3,600; 600 with --quick) runs in minutes. The page's JS heap and DOM nodes after it (both
   after a forced garbage collection, through the DevTools protocol) over the same right after the
-  page loaded is `heap_ratio_after_hour` (aim at most 2), and over a fresh page of the run as it
-  ended, `heap_ratio_to_fresh` (about 1: nothing left behind by the updates).
+  page loaded is `heap_ratio_after_hour` (aim at most 2), over the same after its first ten updates
+  `heap_ratio_after_hour_to_warm` (what the hour itself added), and over a fresh page of the run as
+  it ended, `heap_ratio_to_fresh`; the same for DOM nodes (`nodes_ratio_*`).
 
 Prints one JSON line per figure: `ratio_to_read` (report over read, medians of CPU time, at 10,000
 steps; aim under 2), the page's size at 1,000 and 10,000 steps and `size_growth` (10,000 over
@@ -58,6 +59,7 @@ from pytest_agentevals.report.build import build_report
 from pytest_agentevals.trace.events import Event
 
 RETRY_EVERY, WATCHDOG_EVERY, GUARD_EVERY = 97, 1_000, 2_500
+WARM_UPDATES = 10  # the live page "warm": after its first updates
 
 
 def _incidents(step: int, call: Event) -> list[Event]:
@@ -198,12 +200,12 @@ def live_memory(tile: list[Event], folder: Path, updates: int) -> dict[str, floa
             heap0, nodes0 = measure(page)
             version0 = int(page.locator("body").get_attribute("data-version") or 0)
             watch.refresh = refresh  # type: ignore[method-assign]
-            halfway = (0.0, 0.0)
-            for target in (updates // 2, updates):
+            seen: dict[int, tuple[float, float]] = {}
+            for target in (WARM_UPDATES, updates // 2, updates):
                 while int(page.locator("body").get_attribute("data-version") or 0) < version0 + target:
                     time.sleep(0.2)
                 if target < updates:
-                    halfway = measure(page)
+                    seen[target] = measure(page)
             watch.refresh = read  # type: ignore[method-assign]
             heap1, nodes1 = measure(page)
             fresh = browser.new_page()
@@ -216,8 +218,11 @@ def live_memory(tile: list[Event], folder: Path, updates: int) -> dict[str, floa
     return {
         "heap_initial_mib": heap0 / 2**20,
         "heap_after_hour_mib": heap1 / 2**20,
-        "heap_ratio_halfway": halfway[0] / heap0,
+        "heap_ratio_halfway": seen[updates // 2][0] / heap0,
         "heap_ratio_after_hour": heap1 / heap0,
+        # Over the page once it has taken its first updates (its script's update code compiled and
+        # run): what the hour added after that.
+        "heap_ratio_after_hour_to_warm": heap1 / seen[WARM_UPDATES][0],
         "heap_ratio_to_fresh": heap1 / heap2,
         "nodes_ratio_after_hour": nodes1 / nodes0,
         "nodes_ratio_to_fresh": nodes1 / nodes2,

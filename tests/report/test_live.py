@@ -204,3 +204,36 @@ def test_chromium_watches_a_run_while_it_writes_its_trace(
     assert process.returncode == 0, err
     assert "stopped watching" in out
     assert "Traceback" not in err
+
+
+def test_the_console_answers_only_on_its_own_address(tmp_path: Path) -> None:
+    import http.client
+    import threading
+
+    from pytest_agentevals.report.serve import ConsoleServer
+
+    append(tmp_path / "run.trace.jsonl", lines_of(long_run(3)))
+    server = ConsoleServer(Watch([tmp_path]))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = server.server_address[1]
+        assert server.server_address[0] == "127.0.0.1"
+
+        def get(path: str, host: str) -> tuple[int, bytes]:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            connection.request("GET", path, headers={"Host": host})
+            response = connection.getresponse()
+            return response.status, response.read()
+
+        assert get("/", f"127.0.0.1:{port}")[0] == 200
+        assert get("/update?v=0", f"localhost:{port}")[0] == 200
+        # A page elsewhere reaching it through a name that resolves here (DNS rebinding) is refused.
+        status, body = get("/update?v=0", f"evil.example:{port}")
+        assert status == 403
+        assert b"only on its own address" in body
+        assert get("/nothing", f"127.0.0.1:{port}")[0] == 404
+        assert get("/lines?run=7", f"127.0.0.1:{port}")[0] == 404
+    finally:
+        server.shutdown()
+        server.server_close()
