@@ -237,3 +237,28 @@ def test_the_console_answers_only_on_its_own_address(tmp_path: Path) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_damaged_line_stops_the_watched_trace_there_and_says_so(tmp_path: Path) -> None:
+    lines = lines_of(long_run(10))
+    path = tmp_path / "run.trace.jsonl"
+    append(path, [*lines[:6], '{"type": "note", "seq": \n', *lines[6:9]])
+    watch = Watch([path])
+    watch.refresh()
+    run = watch.views()[0]
+    assert run.damaged
+    assert run.problems == [
+        "line 7 is damaged (the line is not valid JSON (Expecting value, near '')): shown are the 6 events "
+        "before it"
+    ]
+    append(path, lines[9:])
+    watch.refresh()
+    assert watch.views()[0].problems == run.problems  # said once, and read no further
+    # A trace replaced by a shorter file while watched: said, not read from the start again.
+    whole = tmp_path / "whole.trace.jsonl"
+    append(whole, lines[:20])
+    again = Watch([whole])
+    again.refresh()
+    whole.write_text(lines[0])
+    again.refresh()
+    assert "the file shrank from" in again.views()[0].problems[0]
