@@ -13,6 +13,21 @@ longer real run would. Then, alternately in this one process:
 - report: `build_report([path]).html()`, the same file read once, its metrics, series and transcript
   made, and the page rendered and checked for secrets.
 
+The live console (`agentevals report --watch`), in the same run:
+
+- update cost: a 10,000-step trace is followed by a `Watch` from its first 9,000 steps' worth of
+  lines on; then, ten times, 100 more lines (events) are appended and the watch reads them and
+  answers an update (`refresh()` then `update(since)`, serialized as the server sends it). The
+  median CPU time of one such update over building the whole report once is `update_ratio_to_build`
+  (aim at most 0.05: the update reads only what was added, and redraws only the run that grew);
+- page memory: the console is served on loopback to headless Chromium, whose page polls every 5 ms
+  instead of every second while the trace gains a few events before each poll, so an hour of
+  updates (3,600; 600 with --quick) runs in minutes. The page's JS heap and DOM nodes after it (both
+  after a forced garbage collection, through the DevTools protocol) over the same right after the
+  page loaded is `heap_ratio_after_hour` (aim at most 2), over the same after its first ten updates
+  `heap_ratio_after_hour_to_warm` (what the hour itself added), and over a fresh page of the run as
+  it ended, `heap_ratio_to_fresh`; the same for DOM nodes (`nodes_ratio_*`).
+
 Prints one JSON line per figure: `ratio_to_read` (report over read, medians of CPU time, at 10,000
 steps; aim under 2), the page's size at 1,000 and 10,000 steps and `size_growth` (10,000 over
 1,000; aim under 3, which the downsampling and the sampled transcript bound). When a Chromium is
@@ -32,6 +47,7 @@ import sys
 import tempfile
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import _figures as figures
 from _tiles import record_tile, tiled_trace  # benchmarks/: the folder of the script run
@@ -43,6 +59,7 @@ from pytest_agentevals.report.build import build_report
 from pytest_agentevals.trace.events import Event
 
 RETRY_EVERY, WATCHDOG_EVERY, GUARD_EVERY = 97, 1_000, 2_500
+WARM_UPDATES = 10  # the live page "warm": after its first updates
 
 
 def _incidents(step: int, call: Event) -> list[Event]:
@@ -104,6 +121,114 @@ def open_times(page_path: Path, folder: Path, repeats: int) -> tuple[float, floa
     return statistics.median(result[page_path]), statistics.median(result[blank])
 
 
+def live_update_cost(path: Path, folder: Path, updates: int = 10, batch: int = 100) -> float:
+    """Median CPU seconds of one live update of `batch` new events on the trace at `path`."""
+    import json
+
+    from pytest_agentevals.report.live import Watch
+
+    lines = path.read_bytes().splitlines(keepends=True)
+    live = folder / "live.trace.jsonl"
+    cut = len(lines) - updates * batch - 1
+    live.write_bytes(b"".join(lines[:cut]))
+    watch = Watch([live])
+    watch.refresh()
+    version = watch.version
+    costs = []
+    for index in range(updates):
+        with live.open("ab") as handle:
+            handle.write(b"".join(lines[cut + index * batch : cut + (index + 1) * batch]))
+
+        def update() -> None:
+            nonlocal version
+            watch.refresh()
+            answer = watch.update(version)
+            json.dumps(answer)
+            version = answer["version"]
+
+        costs.append(figures.cpu_seconds(update))
+    return statistics.median(costs)
+
+
+def live_memory(tile: list[Event], folder: Path, updates: int) -> dict[str, float] | None:
+    """The watched page's heap and DOM nodes: loaded, after `updates` updates, and a fresh page."""
+    import threading
+    import time
+
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None
+    if not Path(chromium).exists():
+        return None
+    from pytest_agentevals.report.live import Watch
+    from pytest_agentevals.report.serve import ConsoleServer
+
+    whole = tiled_trace(folder, tile, 1_200, _incidents).read_bytes().splitlines(keepends=True)
+    live = folder / "watched.trace.jsonl"
+    start = 300 * 3  # about the first 300 steps' lines: the run has begun when the page opens
+    live.write_bytes(b"".join(whole[:start]))
+    per_update = max(1, (len(whole) - start - 1) // updates)
+    watch = Watch([live], poll_ms=5)
+    fed = {"next": start}
+    read = watch.refresh
+
+    def refresh() -> bool:  # a few more events before each poll: every poll is an update
+        with live.open("ab") as handle:
+            handle.write(b"".join(whole[fed["next"] : min(fed["next"] + per_update, len(whole) - 1)]))
+        fed["next"] = min(fed["next"] + per_update, len(whole) - 1)
+        return read()
+
+    server = ConsoleServer(watch)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+
+    def measure(page: Any) -> tuple[float, float]:
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("HeapProfiler.collectGarbage")
+        cdp.send("Performance.enable")
+        metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+        return metrics["JSHeapUsedSize"], metrics["Nodes"]
+
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium, args=[*args, "--no-first-run"])
+            page = browser.new_page()
+            page.goto(server.url, wait_until="load")
+            heap0, nodes0 = measure(page)
+            version0 = int(page.locator("body").get_attribute("data-version") or 0)
+            watch.refresh = refresh  # type: ignore[method-assign]
+            seen: dict[int, tuple[float, float]] = {}
+            for target in (WARM_UPDATES, updates // 2, updates):
+                while int(page.locator("body").get_attribute("data-version") or 0) < version0 + target:
+                    time.sleep(0.2)
+                if target < updates:
+                    seen[target] = measure(page)
+            watch.refresh = read  # type: ignore[method-assign]
+            heap1, nodes1 = measure(page)
+            fresh = browser.new_page()
+            fresh.goto(server.url, wait_until="load")
+            heap2, nodes2 = measure(fresh)
+            browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    return {
+        "heap_initial_mib": heap0 / 2**20,
+        "heap_after_hour_mib": heap1 / 2**20,
+        "heap_ratio_halfway": seen[updates // 2][0] / heap0,
+        "heap_ratio_after_hour": heap1 / heap0,
+        # Over the page once it has taken its first updates (its script's update code compiled and
+        # run): what the hour added after that.
+        "heap_ratio_after_hour_to_warm": heap1 / seen[WARM_UPDATES][0],
+        "heap_ratio_to_fresh": heap1 / heap2,
+        "nodes_ratio_after_hour": nodes1 / nodes0,
+        "nodes_ratio_to_fresh": nodes1 / nodes2,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1,000 and 3,000 steps, fewer repetitions")
@@ -139,6 +264,12 @@ def main() -> None:
         if opened is not None:
             emit(case, "open_seconds", opened[0])
             emit(case, "open_ratio_to_blank", opened[0] / max(opened[1], 1e-6))
+        update = live_update_cost(path, folder)
+        emit(case, "live_update_seconds_per_100_events", update)
+        emit(case, "update_ratio_to_build", update / statistics.median(built))
+        memory = live_memory(tile, folder, 600 if args.quick else 3_600)
+        for metric, value in (memory or {}).items():
+            emit(f"live console, {600 if args.quick else 3_600} updates", metric, value)
 
 
 if __name__ == "__main__":

@@ -36,8 +36,6 @@ def stages() -> list[list[str]]:
             str(TRACE),
             "--agent",
             "taskrunner",
-            "--seed",
-            "1",
             "-m",
             "examples.taskrunner",
             "--tasks",

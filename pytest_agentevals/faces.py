@@ -27,8 +27,8 @@ engines below never import it (a test checks). Three things live here:
 - **What several faces ask of a test**: its run budget and guards (`budget_for`, `guards_for_item`:
   `[tool.agentevals.budget]`, then the budget keywords of its markers — module, class, then
   function: the closest wins — under `--agentevals-budget`, which no marker overrides), the contract
-  its harness declares (`declared_contract`), and the marathon verdicts a session report shows
-  (`VERDICTS_KEY`).
+  its harness declares (`declared_contract`), the marathon verdicts a session report shows
+  (`VERDICTS_KEY`), and those not met counted in the session's outcome (`count_verdict`).
 - **The session's settings**: the `--agentevals-*` options made from the `OPTIONS` table
   (`add_options`), resolved once at configure (`resolve_settings`) and read back by every face
   (`settings_of`); and `is_worker(config)`, the one test of "this process is an xdist worker" (only
@@ -38,6 +38,7 @@ engines below never import it (a test checks). Three things live here:
 from __future__ import annotations
 
 import difflib
+import itertools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -334,7 +335,43 @@ def resolve_settings(config: pytest.Config) -> Settings:
     except ConfigError as exc:
         raise pytest.UsageError(f"agentevals: {exc}") from None
     config.stash[SETTINGS_KEY] = settings
+    _warn_spaced_paths(config)
     return settings
+
+
+# The options whose value is a path: given as `--opt VALUE`, pytest takes VALUE as a test path too
+# when it chooses the rootdir, so a path outside the project moves the rootdir (and .agentevals/).
+PATH_OPTIONS = frozenset(
+    {
+        "--agentevals-trace-dir",
+        "--agentevals-cassette-dir",
+        "--agentevals-goldens-dir",
+        "--agentevals-fixtures-dir",
+        "--agentevals-history",
+        "--agentevals-quarantine",
+        "--agentevals-ledger",
+        "--agentevals-marathon-dir",
+        "--agentevals-report",
+    }
+)
+
+
+def _warn_spaced_paths(config: pytest.Config) -> None:
+    args, here = list(config.invocation_params.args), config.invocation_params.dir
+    for flag, value in itertools.pairwise(args):
+        if flag not in PATH_OPTIONS or value.startswith("-") or "://" in value:
+            continue
+        path = Path(value) if Path(value).is_absolute() else here / value
+        if path.resolve().is_relative_to(here.resolve()):
+            continue  # inside the folder pytest runs in: the rootdir is not moved
+        config.issue_config_time_warning(
+            pytest.PytestConfigWarning(
+                f"agentevals: {flag} {value}: written with a space, pytest also took {value} as a test "
+                f"path when it chose the rootdir ({config.rootpath}), where .agentevals/ and the "
+                f"settings are looked for; write {flag}={value}"
+            ),
+            stacklevel=2,
+        )
 
 
 def settings_of(config: pytest.Config) -> Settings:
@@ -355,6 +392,57 @@ BUDGET_MARKER = "agentevals_budget"
 # The marathon verdicts of the session, as the run report's rows: set by the marathon face when the
 # session finishes (before the session report is written), read by the report face.
 VERDICTS_KEY = pytest.StashKey[list[Any]]()
+# The marathon verdicts not met, as (test, "failed" | "inconclusive"): counted by the pyramid table.
+VERDICT_OUTCOMES_KEY = pytest.StashKey[list[tuple[str, str]]]()
+VERDICT_FAILED, VERDICT_INCONCLUSIVE = "failed", "inconclusive"
+
+
+@dataclass(frozen=True)
+class _Crash:
+    path: str
+    lineno: int | None
+    message: str
+
+
+@dataclass(frozen=True)
+class VerdictRepr:
+    """A marathon verdict as a report's longrepr: its lines, in red, and the first as the short
+    summary's message (pytest reads `reprcrash.message`)."""
+
+    lines: tuple[str, ...]
+    reprcrash: _Crash
+
+    def toterminal(self, tw: Any) -> None:
+        for line in self.lines:
+            tw.line(line, red=True)
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines)
+
+
+def count_verdict(config: pytest.Config, test: str, outcome: str, lines: Sequence[str]) -> None:
+    """Count a marathon verdict in the session's outcome as pytest counts a test's: one below its bar
+    is a failed report (the summary line says `1 failed`, in red, and the short summary lists it with
+    the metric and its interval), an inconclusive one is counted as `inconclusive` (yellow), never as
+    passed. The seeds' own items keep their outcomes: each did its job, the verdict is over them.
+
+    Called where reports arrive (a plain session, or the xdist controller) before the terminal
+    summary; the pyramid table reads the same outcomes (`VERDICT_OUTCOMES_KEY`)."""
+    config.stash.setdefault(VERDICT_OUTCOMES_KEY, []).append((test, outcome))
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    if terminal is None:
+        return
+    path, _, name = test.partition("::")
+    longrepr = VerdictRepr(tuple(lines), _Crash(path, None, lines[0].strip() if lines else test))
+    report = pytest.TestReport(
+        nodeid=test,
+        location=(path, None, name or test),
+        keywords={},
+        outcome="failed" if outcome == VERDICT_FAILED else "passed",
+        longrepr=longrepr if outcome == VERDICT_FAILED else None,  # type: ignore[arg-type]  # a TerminalRepr's shape
+        when="call",
+    )
+    terminal.stats.setdefault(outcome, []).append(report)
 
 
 def budget_for(item: pytest.Item, settings: Settings, markers: Sequence[str] = (BUDGET_MARKER,)) -> Budget:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import AgentEvalsError
@@ -81,3 +82,20 @@ def program_of(words: list[str]) -> Program | Command:
             f"{program.target}: no such script (give a path to a Python file, or use -m module)"
         )
     return program
+
+
+def seed_in(words: Sequence[str]) -> int | None:
+    """The program's own `--seed N` (or `--seed=N`), so a seed is given once: to the program, which
+    uses it, and the trace records it. None when the program has none, or not a whole number."""
+    for index, word in enumerate(words):
+        value = None
+        if word == "--seed" and index + 1 < len(words):
+            value = words[index + 1]
+        elif word.startswith("--seed="):
+            value = word.split("=", 1)[1]
+        if value is not None:
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None

@@ -39,7 +39,12 @@ def register(subparsers: Any) -> None:
         "[tool.agentevals] trace_dir, named after the program and the time)",
     )
     parser.add_argument("--agent", help="the agent's name in the trace (default: the program's name)")
-    parser.add_argument("--seed", type=int, help="the run's seed, written to the trace")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="the run's seed, written to the trace (default: the program's own --seed N, when it has one)",
+    )
+    parser.add_argument("--force", action="store_true", help="replace the -o file if it exists")
     parser.add_argument(
         "--budget",
         action="append",
@@ -69,7 +74,10 @@ def main(args: argparse.Namespace) -> int:
     program = words.program_of(args.program)
     # --budget is the budget setting's command-line form: laid over [tool.agentevals.budget] there.
     settings = Settings.for_command_line({"budget": args.budget or None})
-    output = new_trace(Path(args.output) if args.output else default_output(program, settings))
+    output = new_trace(
+        Path(args.output) if args.output else default_output(program, settings), force=args.force
+    )
+    seed = args.seed if args.seed is not None else words.seed_in(program.argv)
     guards = guards_for(settings.budget, ledger=settings.ledger, unreachable=settings.ledger_unreachable)
     runner = around = None
     argv, upstream = program.argv, args.upstream
@@ -89,7 +97,7 @@ def main(args: argparse.Namespace) -> int:
         output,
         settings,
         agent=args.agent,
-        seed=args.seed,
+        seed=seed,
         guards=guards,
         runner=runner,
         around=around,

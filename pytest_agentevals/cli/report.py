@@ -42,10 +42,36 @@ def register(subparsers: Any) -> None:
         help="html: the page, for a person; markdown: the headline numbers and verdicts, GitHub-flavoured",
     )
     parser.add_argument("--title", help="the page's title (default: the run's agent and status)")
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="the live console: serve the report on 127.0.0.1 and keep it up to date as the traces grow "
+        "(new steps, markers and numbers without a reload; a folder's new traces as they appear); "
+        "Ctrl-C stops it",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --watch: the port (default: a free one, printed)",
+    )
+    parser.add_argument(
+        "--silent-after",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --watch: a run that has not ended is shown silent after this long without growing "
+        "(default 60)",
+    )
     parser.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.watch:
+        return watch(args)
+    if args.port or args.silent_after is not None:
+        raise SystemExit("agentevals report: --port and --silent-after go with --watch")
     verdicts, problems = stored.verdict_rows_under(args.traces)
     report = build_report(args.traces, title=args.title, verdicts=verdicts)
     for problem in [*problems, *report.problems]:
@@ -60,3 +86,38 @@ def main(args: argparse.Namespace) -> int:
             f"agentevals report: wrote {output} ({runs} run{'s' if runs != 1 else ''}, {numbers.size(size)})"
         )
     return 1 if report.damaged else 0
+
+
+def watch(args: argparse.Namespace) -> int:
+    """Serve the live console until Ctrl-C."""
+    from ..report.live import SILENT_AFTER, Watch
+    from ..report.serve import ConsoleServer
+
+    if args.format != "html" or args.output is not None:
+        raise SystemExit("agentevals report: --watch serves the HTML page; it takes no -o or --format")
+    if not 0 <= args.port <= 65535:
+        raise SystemExit(f"agentevals report: --port {args.port}: give a port from 1 to 65535, or 0 for any")
+    verdicts, problems = stored.verdict_rows_under(args.traces)
+    for problem in problems:
+        print(f"agentevals report: warning: {problem}", file=sys.stderr)
+    silent = args.silent_after if args.silent_after is not None else SILENT_AFTER
+    console = Watch(args.traces, title=args.title, verdicts=verdicts, silent_after=silent)
+    console.refresh()  # a named file that is not a trace is an error now, not in the browser
+    try:
+        server = ConsoleServer(console, args.port)
+    except OSError as exc:
+        raise SystemExit(
+            f"agentevals report: cannot listen on 127.0.0.1:{args.port}: {exc.strerror}"
+        ) from None
+    runs = len(console.runs)
+    print(
+        f"agentevals report: watching {runs} trace{'s' if runs != 1 else ''} at {server.url} (Ctrl-C stops)",
+        flush=True,
+    )
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        print("agentevals report: stopped watching", flush=True)
+    finally:
+        server.server_close()
+    return 0

@@ -34,6 +34,7 @@ from ..faces import (
     VERDICTS_KEY,
     MarkerSpec,
     budget_for,
+    count_verdict,
     declared_contract,
     guards_for_item,
     is_worker,
@@ -41,6 +42,7 @@ from ..faces import (
 from ..hooks import AgentRun, ask_run_agent, warn_deprecated_spellings
 from ..recording.naming import TRACE_PROPERTY
 from ..settings import Settings
+from ..trace.terminal import safe
 
 if TYPE_CHECKING:  # the engine loads with the first marathon test of the session
     from ..history import ci_env
@@ -366,6 +368,11 @@ class MarathonLayer:
         self.verdicts = self.session.verdicts()
         session.config.stash[VERDICTS_KEY] = render.verdict_rows(self.verdicts)
         self.problems = list(self.session.problems)
+        folder = self.settings.marathon_dir
+        for verdict in self.verdicts:
+            counted = render.session_outcome(verdict, _trace_finder(folder))
+            if counted is not None:
+                count_verdict(session.config, verdict.test, *counted)
         failed = any(verdict.fails for verdict in self.verdicts) or bool(self.problems)
         if failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -387,9 +394,12 @@ class MarathonLayer:
         session = self.session
         kept = f"; {session.kept} kept from an earlier session at this commit" if session.kept else ""
         terminalreporter.write_line(f"results: {session.results_path} ({session.appended} new{kept})")
-        if any(verdict.fails for verdict in self.verdicts):
+        failing = [verdict.test for verdict in self.verdicts if verdict.fails]
+        if failing:
             terminalreporter.write_line(
-                "marathon failed: a bar's whole 95% interval is on the wrong side of it (above)", red=True
+                f"marathon failed: {len(failing)} verdict(s) below the bar — a bar's whole 95% interval "
+                f"on its wrong side: {', '.join(safe(test) for test in failing)}",
+                red=True,
             )
 
 

@@ -52,7 +52,7 @@ def _shown(path: Path) -> str:
 
 
 def headline(verdict: Verdict) -> str:
-    commits = ", ".join((c or "unknown commit")[:12] for c in verdict.commits) or "no commit"
+    commits = ", ".join(c[:12] if c else "an unknown commit" for c in verdict.commits) or "no commit"
     seeds = describe(verdict.seeds)
     outcome = {
         BELOW: "BELOW THE BAR",
@@ -182,6 +182,25 @@ def failure_lines(verdict: Verdict, judgement: Judgement, trace_of: TracePath) -
         how = command or "its trace is not on this machine"
         lines.append(f"    seed {seed} ({result.status}): {how}")
     return lines
+
+
+def session_outcome(verdict: Verdict, trace_of: TracePath) -> tuple[str, list[str]] | None:
+    """How a verdict counts in the session's outcome: ("failed", its failed bars with metric, interval
+    and seeds) when it fails the session, ("inconclusive", why) when it is undecided — over the seeds
+    of a partial selection too —, None when met or with no bar."""
+    if verdict.fails:
+        failed = [j for j in verdict.judgements if j.failed]
+        lines = [failure_lines(verdict, judgement, trace_of)[0].strip() for judgement in failed]
+        seeds = describe(sorted({seed for judgement in failed for seed in judgement.failed_seeds}))
+        lines.append(
+            f"seed(s) that missed it: {seeds or 'none alone'}; the agentevals marathon section below "
+            "has the table and the command that promotes each seed's trace to a replay test"
+        )
+        return "failed", [safe(line) for line in lines]
+    if verdict.outcome in (BELOW, INCONCLUSIVE):
+        undecided = [j for j in verdict.judgements if j.verdict == INCONCLUSIVE or j.failed]
+        return "inconclusive", [safe(inconclusive_text(verdict, j)) for j in undecided]
+    return None
 
 
 def _ks(values: Sequence[float]) -> str:

@@ -109,11 +109,20 @@ def default_output(program: Program | Command, settings: Settings) -> Path:
     return settings.trace_dir / f"{program.stem}-{stamp}.trace.jsonl"
 
 
-def new_trace(output: Path) -> Path:
-    """`output`, unless a file is there already."""
+def new_trace(output: Path, *, force: bool = False) -> Path:
+    """`output`, unless a file is there already (with `force`: a file there is removed, since a
+    trace is only ever appended to). A link or a folder is never removed."""
+    if output.is_symlink() or output.is_dir():
+        raise AgentEvalsError(
+            f"{output} is a {'link' if output.is_symlink() else 'folder'}; choose another -o"
+        )
     if output.exists():
-        # Appending a second run to a trace would corrupt it; overwriting would lose the first.
-        raise AgentEvalsError(f"{output} exists; choose another -o or move it away")
+        if not force:
+            # Appending a second run to a trace would corrupt it; overwriting would lose the first.
+            raise AgentEvalsError(
+                f"{output} exists; choose another -o, move it away, or give --force to replace it"
+            )
+        output.unlink()
     return output
 
 

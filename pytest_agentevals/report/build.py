@@ -1,5 +1,5 @@
 """The run report, from traces to a file: `build_report(paths)`, then `.html()` or `.markdown()`, and
-`write_report`. Used by `agentevals report` and by `pytest --agentevals-report PATH`.
+`write_report`. Used by `agentevals report` and by `pytest --agentevals-report=PATH`.
 
     report = build_report(["run.trace.jsonl"])
     write_report(report, "report.html")          # refused, naming the place, if it would hold a key
@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,11 +65,21 @@ def trace_files(paths: Iterable[str | Path]) -> list[Path]:
         path = Path(raw)
         if path.is_dir():
             found.extend(
-                sorted(p for p in path.rglob(f"*{TRACE_SUFFIX}") if p.is_file() and not p.is_symlink())
+                sorted(
+                    (p for p in path.rglob(f"*{TRACE_SUFFIX}") if p.is_file() and not p.is_symlink()),
+                    key=natural_key,
+                )
             )
         else:
             found.append(path)
     return list(dict.fromkeys(found))
+
+
+def natural_key(path: Path) -> tuple[tuple[int, int | str], ...]:
+    """Sorts seed-2 before seed-10: the numbers in a path compared as numbers."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", str(path)) if part
+    )
 
 
 def build_report(

@@ -36,6 +36,8 @@ TOP = 4 + MARKER_ROWS * GLYPH  # the marker glyphs' band
 BOTTOM = 34  # the step and time labels
 MARKER_PX = 3
 LABELS_PER_GLYPH = 4
+DENSE_GLYPHS = 40  # a kind with more glyphs than this on a chart is drawn as a band
+BAND_PX = 24  # a band's block: the markers of its kind within this many pixels
 
 KIND_NAMES = {
     "checkpoint": "checkpoint",
@@ -169,25 +171,66 @@ def _calls_line(x: XScale, budgets: Budgets, height: int) -> str:
 
 def markers_svg(markers: Sequence[Marker], x: XScale, height: int) -> str:
     """Every marker, one glyph per kind and `MARKER_PX` pixels, with its tooltip. Glyphs that would
-    overlap stack in rows above the plot, the rarest kinds placed first, nearest the plot."""
+    overlap stack in rows above the plot, the rarest kinds placed first, nearest the plot.
+
+    A kind that would draw more than `DENSE_GLYPHS` glyphs (130 checkpoints, a retry every few
+    steps) is drawn as a band instead, in the top row: one block per `BAND_PX` pixels holding how
+    many there are, with no line down the plot — so it no longer crowds the top of every chart, and
+    the rare kinds keep their glyphs and lines."""
     groups: dict[tuple[str, int], list[Marker]] = {}
     for marker in markers:
         groups.setdefault((marker.kind, int(x(marker.step) // MARKER_PX)), []).append(marker)
+    glyphs: dict[str, int] = {}
+    for kind, _ in groups:
+        glyphs[kind] = glyphs.get(kind, 0) + 1
+    dense = {kind for kind, count in glyphs.items() if count > DENSE_GLYPHS}
+    bands: dict[tuple[str, int], list[Marker]] = {}
+    for marker in markers:
+        if marker.kind in dense:
+            bands.setdefault((marker.kind, int(x(marker.step) // BAND_PX)), []).append(marker)
+    groups = {key: group for key, group in groups.items() if key[0] not in dense}
+    rows = MARKER_ROWS - 1 if dense else MARKER_ROWS  # the top row is the bands'
     order = {kind: i for i, kind in enumerate(_DRAW_ORDER)}
     by_priority = sorted(groups.items(), key=lambda item: (-order.get(item[0][0], -1), item[0][1]))
-    placed: list[list[float]] = [[] for _ in range(MARKER_ROWS)]  # the rarer glyphs' x in each row
+    placed: list[list[float]] = [[] for _ in range(rows)]  # the rarer glyphs' x in each row
     drawn: list[tuple[int, int, str]] = []
     for position, ((kind, _), group) in enumerate(by_priority):
         px = x(group[0].step)
-        row = next(
-            (r for r in range(MARKER_ROWS) if all(abs(px - other) >= GLYPH for other in placed[r])),
-            MARKER_ROWS - 1,
-        )
+        row = next((r for r in range(rows) if all(abs(px - other) >= GLYPH for other in placed[r])), rows - 1)
         if kind not in COMMON_KINDS:  # the common ones may overlap one another, never hide a rare one
             placed[row].append(px)
         drawn.append((-position, row, _glyph(kind, group, px, row, height)))
-    parts = ['<g class="markers">', *(svg for _, _, svg in sorted(drawn)), "</g>"]  # the rarest drawn last
+    lane = sorted(dense, key=lambda kind: order.get(kind, -1))
+    band_parts = [
+        _band(kind, group, bucket, lane.index(kind), len(lane))
+        for (kind, bucket), group in sorted(
+            bands.items(), key=lambda item: (lane.index(item[0][0]), item[0][1])
+        )
+    ]
+    # The bands first (underneath), then the rarest glyphs drawn last.
+    parts = ['<g class="markers">', *band_parts, *(svg for _, _, svg in sorted(drawn)), "</g>"]
     return "".join(parts)
+
+
+def _band(kind: str, group: Sequence[Marker], bucket: int, lane: int, lanes: int) -> str:
+    """A dense kind's block: its markers within `BAND_PX` pixels, and how many."""
+    tip = marker_tip(group)
+    safe_kind = kind if kind in MARKER_KINDS else "other"
+    height = max(3.0, (GLYPH - 1) / lanes)
+    top = TOP - MARKER_ROWS * GLYPH + lane * height
+    x0 = max(float(LEFT), bucket * BAND_PX)
+    x1 = min(float(LEFT + PLOT), (bucket + 1) * BAND_PX) - 1
+    count = (
+        f'<text x="{_f((x0 + x1) / 2)}" y="{_f(top + height - 1.5)}">{len(group)}</text>'
+        if lanes == 1
+        else ""
+    )
+    return (
+        f'<g class="marker band k-{safe_kind}" data-kind="{escape(kind)}" data-step="{group[0].step}" '
+        f'data-count="{len(group)}"><title>{escape(tip)}</title>'
+        f'<rect x="{_f(x0)}" y="{_f(top)}" width="{_f(max(1.0, x1 - x0))}" height="{_f(height)}"/>'
+        f"{count}</g>"
+    )
 
 
 def _glyph(kind: str, group: Sequence[Marker], px: float, row: int, height: int) -> str:
@@ -244,8 +287,8 @@ def progress_chart(
         for s, b, n in zip(progress.step, progress.best, progress.passed, strict=True)
         if n
     )
-    ko = "".join(
-        f"M{_f(x(s))} {_f(y(0) - 3)}l-3 6h6z"
+    ko = "".join(  # a failed check: a red triangle on the axis, and a red line up the plot
+        f"M{_f(x(s))} {_f(y(0) - 6)}l-5 9h10zM{_f(x(s))} {_f(y(0) - 6)}V{TOP}"
         for s, n in zip(progress.step, progress.failed, strict=True)
         if n
     )

@@ -147,6 +147,16 @@ def status_badge(status: str, crashed: bool = False) -> str:
     return f'<span class="badge s-{kind}" data-field="status">{escape(status)}</span>'
 
 
+def run_label(index: int, run: RunView) -> tuple[str, str]:
+    """How a run is named on the page: its agent (a marathon's: the test's short name) and its seed
+    as `seed=N`, or its place (`#3`) when it has no seed."""
+    seed = run.metrics.seed
+    name = run.metrics.agent or "run"
+    if type(seed) is int:
+        return name, f"seed={seed}"
+    return name, f"#{index + 1}"
+
+
 def run_header(index: int, run: RunView) -> str:
     m = run.metrics
     tokens = sum(m.tokens.values())
@@ -183,9 +193,14 @@ def run_header(index: int, run: RunView) -> str:
         if part
     )
     error = f'<p class="error"><strong>{escape(run.error)}</strong></p>' if run.error else ""
+    name, tag = run_label(index, run)
+    badge = status_badge(run.status, m.crashed)
+    if run.live is not None and run.end is None:  # watched, not ended: running, or silent for how long
+        kind = "running" if run.live == "running" else "silent"
+        badge = f'<span class="badge s-{kind}" data-field="status">{escape(run.live)}</span>'
     return (
-        f"<header><h2>{status_badge(run.status, m.crashed)} {escape(m.agent or 'run')} "
-        f'<small>#{index + 1}</small></h2><p class="mute">{escape(sub)}</p>{error}'
+        f"<header><h2>{badge} {escape(name)} "
+        f'<small>{escape(tag)}</small></h2><p class="mute">{escape(sub)}</p>{error}'
         f'{problems_box(run)}<dl class="facts">{cells}</dl></header>'
     )
 

@@ -88,11 +88,16 @@ def render_page(
     title: str,
     verdicts: Sequence[VerdictRow] = (),
     context_windows: Mapping[str, int] | None = None,
+    live: Mapping[str, Any] | None = None,
 ) -> list[Fragment]:
-    """The page, as fragments in order; `"".join(f.text for f in fragments)` is the HTML."""
+    """The page, as fragments in order; `"".join(f.text for f in fragments)` is the HTML.
+
+    `live` (the live console, `live.py`): what the script needs to ask its own server for updates.
+    The policy is the static page's, with one source more: `connect-src 'self'`, for those updates."""
     css, js = _asset("page.css"), _asset("page.js")
+    connect = "connect-src 'self'; " if live is not None else ""
     csp = (
-        f"default-src 'none'; style-src {_hash(css)}; script-src {_hash(js)}; img-src data:; "
+        f"default-src 'none'; style-src {_hash(css)}; script-src {_hash(js)}; img-src data:; {connect}"
         "base-uri 'none'; form-action 'none'"
     )
     frags = [
@@ -120,34 +125,24 @@ def render_page(
         "geom": {"left": charts.LEFT, "plot": charts.PLOT, "width": charts.WIDTH},
         "runs": [],
     }
+    if live is not None:
+        data["live"] = dict(live)
     unpacked: list[dict[str, Any]] = []  # the runs' data as a reader sees it, for the secret check
     for index, (run, chart) in enumerate(zip(runs, drawn, strict=True)):
-        where = f"run {index + 1} ({run.path})"
-        frags.append(
-            Fragment(
-                f"{where}: its header",
-                f'<section class="run" id="run-{index + 1}" data-run="{index}">'
-                + header.run_header(index, run),
-            )
-        )
-        frags.append(Fragment(f"{where}: its charts", _charts(run, chart)))
-        frags.append(Fragment(f"{where}: its metrics", header.metrics_table(run.metrics)))
-        frags.extend(_transcript(index, run, where))
-        frags.append(Fragment(where, "</section>"))
-        data["runs"].append(
-            {
-                "x": chart.x.last,
-                "series": series_json(run.series, chart.calls, chart.progress),
-                "steps": run.transcript.steps,
-                "lines_z": pack(run.transcript.lines),
-            }
-        )
-        unpacked.append({**data["runs"][-1], "lines_z": run.transcript.lines})
+        frags.extend(run_section(index, run, chart))
+        shown, seen = run_data(run, chart)
+        data["runs"].append(shown)
+        unpacked.append(seen)
     frags.append(
         Fragment(
             "the page's footer",
             f"<footer>Written by pytest-agentevals {escape(__version__)} from {len(runs)} trace(s). "
-            "The page makes no request: everything it shows is in this file.</footer></main>"
+            + (
+                "Watched live: the page asks only the server that sent it for what the traces added."
+                if live is not None
+                else "The page makes no request: everything it shows is in this file."
+            )
+            + "</footer></main>"
             '<div id="tip" class="tip" hidden></div>',
         )
     )
@@ -185,6 +180,42 @@ def _all_problems(runs: Sequence[RunView]) -> str:
         f'<div class="{kind}" id="problems"><strong>Read with problems:</strong>'
         f"<ul>{''.join(items)}</ul></div>"
     )
+
+
+def run_section(index: int, run: RunView, chart: _Drawn) -> list[Fragment]:
+    """One run's section of the page: its header, charts, metrics and transcript."""
+    where = f"run {index + 1} ({run.path})"
+    frags = [
+        Fragment(
+            f"{where}: its header",
+            f'<section class="run" id="run-{index + 1}" data-run="{index}">' + header.run_header(index, run),
+        ),
+        Fragment(f"{where}: its charts", _charts(run, chart)),
+        Fragment(f"{where}: its metrics", header.metrics_table(run.metrics)),
+    ]
+    frags.extend(_transcript(index, run, where))
+    frags.append(Fragment(where, "</section>"))
+    return frags
+
+
+def run_data(run: RunView, chart: _Drawn, *, lines: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The run's data for the script: as the page holds it, and as a reader sees it (unpacked).
+    Without `lines`, the all-steps text is left for the script to ask for when it is opened (the
+    live console's updates: packing every step's line again at each update would cost the most)."""
+    shown: dict[str, Any] = {
+        "x": chart.x.last,
+        "series": series_json(run.series, chart.calls, chart.progress),
+        "steps": run.transcript.steps,
+    }
+    if not lines:
+        return shown, shown
+    shown["lines_z"] = pack(run.transcript.lines)
+    return shown, {**shown, "lines_z": run.transcript.lines}
+
+
+def draw(run: RunView, context_windows: Mapping[str, int] | None = None) -> _Drawn:
+    """A run's charts' scales and buckets (for `run_section`, `run_data` and the overview)."""
+    return _draw(run, context_windows)
 
 
 # -- charts -------------------------------------------------------------------------------------------
@@ -235,10 +266,17 @@ def _charts(run: RunView, drawn: _Drawn) -> str:
         if downsampled
         else ""
     )
+    failed_checks = sum(1 for point in series.progress if not point.passed)
     progress_legend = (
         '<span class="sw line l-level"></span>verified progress (the most verified so far)'
-        " · a dash: a check passed (at its value) · ▲ a check failed"
-        f" · progress-AUC {numbers.ratio(m.progress_auc)} over {m.step_budget:,} steps"
+        " · a dash: a check passed (at its value) · "
+        + (
+            f'<strong class="failed-checks" data-count="{failed_checks}">▲ {failed_checks:,} '
+            f"check{'s' if failed_checks != 1 else ''} failed</strong> (in red, up the chart)"
+            if failed_checks
+            else "▲ a check failed (none did)"
+        )
+        + f" · progress-AUC {numbers.ratio(m.progress_auc)} over {m.step_budget:,} steps"
         + (
             f" · verified pass at step {m.verified_at_step:,}"
             if m.verified_at_step is not None
@@ -336,9 +374,10 @@ def overview(runs: Sequence[RunView], drawn: Sequence[_Drawn]) -> str:
         cost = [(float(s), c) for s, c in zip(chart.calls.step_hi, chart.calls.cost, strict=True)]
         top_context = max((v for _, v in context), default=0.0)
         incidents = len(run.series.markers)
+        name, tag = header.run_label(index, run)
         cells = [
-            f'<td class="name"><a href="#run-{index + 1}">{escape(_short(m.agent or "run"))} #{index + 1}</a>'
-            f"<br><small>{escape(run.path.name)}</small></td>",
+            f'<td class="name"><a href="#run-{index + 1}" title="{escape(str(run.path))}">'
+            f'{escape(_short(name))} <span class="tag">{escape(tag)}</span></a></td>',
             f"<td>{header.status_badge(run.status, m.crashed)}</td>",
             "<td>"
             + charts.sparkline(
@@ -405,7 +444,9 @@ def _short(text: str, limit: int = 40) -> str:
 def _metrics_matrix(runs: Sequence[RunView]) -> str:
     """Every metric of every run side by side, one column per run."""
     columns = [header.metric_rows(run.metrics) for run in runs]
-    head = "".join(f'<th class="num">#{i + 1}</th>' for i in range(len(runs)))
+    head = "".join(
+        f'<th class="num">{escape(header.run_label(i, run)[1])}</th>' for i, run in enumerate(runs)
+    )
     body = []
     for position, (_, name, label, _) in enumerate(columns[0]):
         values = "".join(f'<td class="num">{escape(column[position][3])}</td>' for column in columns)

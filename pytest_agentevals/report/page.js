@@ -74,7 +74,7 @@
     return new Response(stream).text().then(JSON.parse);
   }
 
-  Array.prototype.forEach.call(document.querySelectorAll("section.run"), function (section) {
+  function bind(section) {
     var run = data.runs[Number(section.getAttribute("data-run"))];
     var charts = section.querySelectorAll("svg.chart");
     var out = section.querySelector(".readout");
@@ -104,10 +104,17 @@
       all.addEventListener("toggle", function () {
         var pre = all.querySelector("pre");
         if (!all.open || pre.textContent) return;
-        unpack(run.lines_z).then(function (lines) {
+        var index = section.getAttribute("data-run");
+        var got = run.lines_z ? unpack(run.lines_z) : fetch("lines?run=" + index, { cache: "no-store" }).then(function (r) {
+          if (!r.ok) throw new Error("HTTP " + r.status);
+          return r.json();
+        });
+        got.then(function (lines) {
           pre.textContent = lines.join("\n");
         }, function () {
-          pre.textContent = "This browser cannot unpack the list of steps (it lacks DecompressionStream); the trace holds every step.";
+          pre.textContent = run.lines_z
+            ? "This browser cannot unpack the list of steps (it lacks DecompressionStream); the trace holds every step."
+            : "The console did not send the list of steps (stopped?); the trace holds every step.";
         });
       });
     }
@@ -118,5 +125,57 @@
       var target = section.querySelector('details.step[data-step="' + el.getAttribute("data-step") + '"]') || all;
       if (target) { target.open = true; target.scrollIntoView({ block: "start" }); }
     });
-  });
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("section.run"), bind);
+
+  // The live console (agentevals report --watch): ask the server that sent the page what the traces
+  // added, and put each changed run's section in place of the old one (so the page holds one copy of
+  // each run, however long it is watched), keeping open what the reader opened.
+  var live = data.live;
+  if (!live) return;
+  var version = live.version, busy = false;
+  function replace(old, html) {
+    var box = document.createElement("div");
+    box.innerHTML = html;
+    var fresh = box.firstElementChild;
+    if (!fresh) return null;
+    Array.prototype.forEach.call(old.querySelectorAll("details[open][id]"), function (d) {
+      var again = fresh.querySelector('details[id="' + d.id + '"]');
+      if (again) again.open = true;
+    });
+    var all = old.querySelector("details.all-steps[open]"), again = fresh.querySelector("details.all-steps");
+    old.replaceWith(fresh);
+    if (all && again) again.open = true;
+    return fresh;
+  }
+  function apply(update) {
+    if (update.reload) { location.reload(); return; }
+    update.runs.forEach(function (changed) {
+      var old = document.querySelector('section.run[data-run="' + changed.index + '"]');
+      if (!old) { location.reload(); return; }
+      data.runs[changed.index] = changed.data;
+      var fresh = replace(old, changed.html);
+      if (fresh) bind(fresh);
+    });
+    var overview = document.getElementById("overview");
+    if (update.overview && overview) replace(overview, update.overview);
+    if (update.title) { document.title = update.title; document.querySelector("h1").textContent = update.title; }
+    version = update.version;
+    document.body.setAttribute("data-version", String(version));
+  }
+  function poll() {
+    if (busy) return;
+    busy = true;
+    fetch("update?v=" + version, { cache: "no-store" }).then(function (r) {
+      if (!r.ok) throw new Error("HTTP " + r.status);
+      return r.json();
+    }).then(function (update) {
+      document.body.removeAttribute("data-offline");
+      apply(update);
+    }, function () {
+      document.body.setAttribute("data-offline", "the console stopped answering");
+    }).then(function () { busy = false; });
+  }
+  document.body.setAttribute("data-version", String(version));
+  setInterval(poll, live.poll_ms || 1000);
 })();

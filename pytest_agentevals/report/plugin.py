@@ -5,7 +5,7 @@
   the last attempt of a rerun test decides, and a quarantined test counts as what it really did.
 - `OurFailures`: a failure of ours (every layer's) reads message first, without the SDK's and our
   frames (`failure.py`).
-- `SessionReport`: `pytest --agentevals-report PATH` writes the HTML report of the runs the session
+- `SessionReport`: `pytest --agentevals-report=PATH` writes the HTML report of the runs the session
   recorded when it ends. A test that records a trace carries it as a user property
   (`recording.naming.TRACE_PROPERTY`), which its reports take from an xdist worker to the
   controller; the controller, the only writer of shared files, writes the report at the end of the
@@ -26,7 +26,15 @@ from typing import Any
 import pytest
 
 from ..errors import AgentEvalsError
-from ..faces import VERDICTS_KEY, Attempt, Attempts, is_worker
+from ..faces import (
+    VERDICT_FAILED,
+    VERDICT_INCONCLUSIVE,
+    VERDICT_OUTCOMES_KEY,
+    VERDICTS_KEY,
+    Attempt,
+    Attempts,
+    is_worker,
+)
 from ..history.model import PASSED, SKIPPED
 from ..recording.naming import TRACE_PROPERTY
 from ..settings import Settings
@@ -120,6 +128,7 @@ class PyramidSummary:
     def __init__(self, config: pytest.Config | None = None, settings: Settings | None = None) -> None:
         self.tallies: dict[str, LayerTally] = {name: LayerTally() for name in LAYER_NAMES}
         self._attempts = Attempts()
+        self.config = config
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         attempt = self._attempts.add(report)
@@ -145,6 +154,11 @@ class PyramidSummary:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for attempt in self._attempts.unfinished():  # e.g. a crashed xdist worker's last test
             self._count(attempt)
+        verdicts = self.config.stash.get(VERDICT_OUTCOMES_KEY, []) if self.config is not None else []
+        below = sum(outcome == VERDICT_FAILED for _, outcome in verdicts)
+        undecided = sum(outcome == VERDICT_INCONCLUSIVE for _, outcome in verdicts)
+        marathon = self.tallies["marathon"]
+        marathon.failed += below  # a verdict below its bar is a failure of the marathon layer
         if not any(tally.total for tally in self.tallies.values()):
             return
         terminalreporter.write_sep("=", "agentevals pyramid")
@@ -155,7 +169,15 @@ class PyramidSummary:
             if not tally.total:
                 continue
             line = f"{name:<10}{tally.passed:>8}{tally.failed:>8}{tally.skipped:>9}{tally.seconds:>9.2f}s"
+            notes = []
             if tally.quarantined:
-                line += f"  ({tally.quarantined} of the failed quarantined)"
+                notes.append(f"{tally.quarantined} of the failed quarantined")
+            if name == "marathon" and below:
+                notes.append(f"{below} of the failed: a verdict below its bar")
+            if name == "marathon" and undecided:
+                notes.append(f"{undecided} verdict(s) inconclusive")
+            if notes:
+                line += f"  ({'; '.join(notes)})"
             red = tally.failed > tally.quarantined
-            terminalreporter.write_line(line, red=red, green=not red)
+            yellow = not red and name == "marathon" and bool(undecided)
+            terminalreporter.write_line(line, red=red, yellow=yellow, green=not (red or yellow))

@@ -35,6 +35,7 @@ class RunView:
     problems: list[str] = field(default_factory=list)
     damaged: bool = False  # a line in the middle could not be read
     compactions: list[Compaction] = field(default_factory=list)
+    live: str | None = None  # watched (`agentevals report --watch`): "running", or "silent for 2 m"
 
     @property
     def status(self) -> str:
@@ -58,40 +59,61 @@ def read_run(path: str | Path, *, context_windows: Mapping[str, int] | None = No
     """Read a trace for the report. Raises `TraceError` for a file that is not a trace; a damaged,
     torn or newer-version trace is read as far as it can be, its problems listed."""
     source = TraceSource(path)
-    scan = MetricsScan(series=True, context_windows=context_windows)
-    markers = scan.series().markers  # filled during the pass: the loop markers tell the transcript
-    loop_steps: set[int] = set()
-    builder = TranscriptBuilder(loop_steps)
-    start: Event = {}
-    end: Event | None = None
-    compactions: list[Compaction] = []
-    seen = 0
+    reading = RunReading(Path(path), context_windows=context_windows)
     for event in source:
-        scan.add(event)
-        if len(markers) > seen:
-            loop_steps.update(m.step for m in markers[seen:] if m.kind == "loop")
-            seen = len(markers)
-        builder.add(event)
+        reading.add(event)
+    return reading.view(problems=source.problems, damaged=source.damaged)
+
+
+class RunReading:
+    """A run as it is read, one event at a time, in one pass: what `read_run` builds from a whole
+    trace, and what the live console (`live.py`) keeps up to date as a trace grows — `view()` at any
+    point is the run so far, and reading on after it is not disturbed."""
+
+    def __init__(self, path: Path, *, context_windows: Mapping[str, int] | None = None) -> None:
+        self.path = path
+        self._scan = MetricsScan(series=True, context_windows=context_windows)
+        self._markers = self._scan.series().markers  # filled during the pass: loops tell the transcript
+        self._loop_steps: set[int] = set()
+        self._builder = TranscriptBuilder(self._loop_steps)
+        self._seen = 0
+        self.start: Event = {}
+        self.end: Event | None = None
+        self.compactions: list[Compaction] = []
+        self.events = 0
+
+    def add(self, event: Event) -> None:
+        self.events += 1
+        self._scan.add(event)
+        markers = self._markers
+        if len(markers) > self._seen:
+            self._loop_steps.update(m.step for m in markers[self._seen :] if m.kind == "loop")
+            self._seen = len(markers)
+        self._builder.add(event)
         kind = event.get("type")
         if kind == "run_start":
-            start = event
+            self.start = event
         elif kind == "run_end":
-            end = event
+            self.end = event
         elif kind == "compaction":
             compaction = _compaction(event)
             if compaction is not None:
-                compactions.append(compaction)
-    return RunView(
-        path=Path(path),
-        metrics=scan.metrics(),
-        series=scan.series(),
-        transcript=builder.transcript(),
-        start=start,
-        end=end,
-        problems=source.problems,
-        damaged=source.damaged,
-        compactions=compactions,
-    )
+                self.compactions.append(compaction)
+
+    def view(self, *, problems: list[str] | None = None, damaged: bool = False) -> RunView:
+        """The run so far. While it is still being read, its transcript is a snapshot (its open steps
+        as its last ones), and its series the scan's own (read it before reading on)."""
+        return RunView(
+            path=self.path,
+            metrics=self._scan.metrics(),
+            series=self._scan.series(),
+            transcript=self._builder.snapshot(),
+            start=self.start,
+            end=self.end,
+            problems=list(problems or []),
+            damaged=damaged,
+            compactions=list(self.compactions),
+        )
 
 
 def _compaction(event: Event) -> Compaction | None:

@@ -187,6 +187,26 @@ class TranscriptBuilder:
         tier = 0 if INCIDENTS.intersection(reasons) else 1 if FAILURES.intersection(reasons) else 2
         self._tiers[tier].add(record)
 
+    def snapshot(self) -> Transcript:
+        """The transcript so far, without closing anything: the steps not yet finished are shown as
+        the last ones, and adding events afterwards goes on as if this was never asked."""
+        pending = list(self._pending)
+        if self._group:
+            pending.append((self._index, self._group))
+        lines = list(self._lines)  # the open group (not closed yet) has no line so far
+        if self._group:
+            lines.append("")
+        records = {r.index: r for tier in self._tiers for r in tier.kept}
+        records.update({r.index: r for r in self._first})
+        for index, events in pending:
+            step, t = _step_of(events), _t(events[0])
+            reasons = reasons_of(events, step in self._loop_steps)
+            line = step_line(step, t, events, reasons)
+            lines[index] = line
+            records[index] = StepRecord(index, step, t, [*reasons, "last steps"], items_of(events), line)
+        sampled = any(tier.stride > 1 for tier in self._tiers)
+        return Transcript(lines, [records[i] for i in sorted(records)], len(lines), sampled)
+
     def transcript(self) -> Transcript:
         self._close_group()
         while self._pending:
@@ -222,9 +242,9 @@ def step_line(step: int, t: float, events: list[Event], reasons: list[str]) -> s
     parts: list[str] = []
     tools = [event for event in events if event.get("type") == "tool_call"]
     if tools:
-        for event in tools:
-            mark = "✗" if "error" in event else "✓"
-            parts.append(f"{event.get('name')}({_args(event.get('input'))}) {mark}")
+        for event in tools:  # the tool's own result: it answered, or it raised
+            result = "→ error" if "error" in event else "→ returned"
+            parts.append(f"tool {event.get('name')}({_args(event.get('input'))}) {result}")
     else:
         for event in events:
             if event.get("type") == "model_call" and http_ok(event):
@@ -234,7 +254,8 @@ def step_line(step: int, t: float, events: list[Event], reasons: list[str]) -> s
         if kind == "verification":
             progress = number(event.get("progress"))
             shown = f" {progress:.2f}" if progress is not None else ""
-            parts.append(f"check {event.get('name')} {'✓' if event.get('passed') else '✗'}{shown}")
+            verdict = "PASSED" if event.get("passed") else "FAILED"  # the harness's check, not a tool's
+            parts.append(f"harness check {event.get('name')} {verdict}{shown}")
         elif kind == "run_end":
             parts.append(f"run ended {event.get('status')}")
     markers = [reason for reason in reasons if reason not in ("tool_error", "failed_check")]
@@ -273,7 +294,8 @@ def _item(event: Event) -> Item | None:
             else ("output", Text.of(event.get("output")))
         )
         texts = (("input", Text.of(event.get("input"))), result)
-        return Item(kind, f"tool {event.get('name')}{took}", error is not None, texts)
+        outcome = " · raised an error" if error is not None else " · returned"
+        return Item(kind, f"tool {event.get('name')}{outcome}{took}", error is not None, texts)
     if kind == "verification":
         progress = number(event.get("progress"))
         shown = f" · progress {progress:.2f}" if progress is not None else ""
@@ -281,7 +303,10 @@ def _item(event: Event) -> Item | None:
         detail = {k: v for k, v in event.items() if k not in ("type", "seq", "t", "step", "name", "passed")}
         texts = (("detail", Text.of(detail)),) if detail.keys() - {"progress"} else ()
         return Item(
-            kind, f"check {event.get('name')} {'passed' if passed else 'FAILED'}{shown}", not passed, texts
+            kind,
+            f"harness check {event.get('name')} {'passed' if passed else 'FAILED'}{shown}",
+            not passed,
+            texts,
         )
     if kind == "checkpoint":
         return Item(

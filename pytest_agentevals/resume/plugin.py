@@ -31,6 +31,7 @@ import pytest
 from ..errors import AgentEvalsError, ConfigError
 from ..faces import MarkerSpec, budget_for, declared_contract, guards_for_item
 from ..hooks import implementations
+from ..recording.naming import TRACE_PROPERTY
 from ..settings import Settings
 from ..settings.budgets import KEYS as BUDGET_KEYS
 from ..settings.budgets import check
@@ -132,10 +133,12 @@ class ResumeLayer:
             return result
 
         workspace = request.getfixturevalue("tmp_path") / "workspace"
+        trace = trace_path_for(item.nodeid, settings.trace_dir)
+        item.user_properties.append((TRACE_PROPERTY, str(trace)))  # the leg is in the session's report
         session = ResumeSession(
             fixture,
             workspace=workspace,
-            trace=trace_path_for(item.nodeid, settings.trace_dir),
+            trace=trace,
             mode=mode,
             until=marked.values.get("until"),
             guards=guards_for_item(item, settings, budget=budget),

@@ -273,6 +273,71 @@ class _Previous:
         self.headers: Any = None
 
 
+class TraceTail:
+    """Reads a trace while it grows: each `poll()` returns the events of the lines completed since the
+    last poll, read from where the last one stopped — never from the start — with the checks of
+    `TraceReader` (the same bounds, the same errors). A line not yet ended by a newline is a line still
+    being written: it waits for the next poll. `complete` says whether run_end was read; a file that
+    shrank (replaced, truncated) is a `TraceFormatError` naming it.
+
+    `max_bytes` bounds one poll's reading, so a huge backlog is taken in slices (`behind` says a
+    poll stopped at the bound)."""
+
+    def __init__(self, path: str | Path, resolve: bool = False, *, max_bytes: int = 8 << 20) -> None:
+        self.path = Path(path)
+        self._reader = TraceReader(self.path, resolve=resolve)
+        self._previous = _Previous()
+        self._max = max_bytes
+        self.offset = 0  # bytes consumed: whole lines only
+        self.lines = 0
+        self.complete = False
+        self.behind = False
+        self._error: TraceFormatError | None = None
+
+    def poll(self) -> list[Event]:
+        if self._error is not None:
+            raise self._error
+        try:
+            handle = self.path.open("rb")
+        except FileNotFoundError:
+            raise TraceFormatError(self.path, self.lines, "the file is gone") from None
+        with handle:
+            size = handle.seek(0, 2)
+            if size < self.offset:
+                raise TraceFormatError(
+                    self.path,
+                    self.lines,
+                    f"the file shrank from {self.offset:,} to {size:,} bytes: replaced?",
+                )
+            handle.seek(self.offset)
+            chunk = handle.read(self._max)
+        self.behind = len(chunk) == self._max  # more may follow at once: poll again
+        end = chunk.rfind(b"\n")
+        if end < 0:
+            return []
+        events: list[Event] = []
+        reader = self._reader
+        for line in chunk[:end].split(b"\n"):  # as a file's lines are: ended by a newline only
+            raw = line + b"\n"
+            try:
+                event = reader._parse(raw, self.lines + 1, last=False)
+                assert event is not None  # a line ended by a newline is never torn
+                reader._check(event, self.lines + 1, self.complete)
+                complete = reader._advance(event, self.lines + 1, self._previous, self.complete)
+            except TraceFormatError as exc:
+                if not events:
+                    raise
+                self._error = exc  # the events before it first; the error at the next poll
+                self.behind = False
+                return events
+            self.offset += len(raw)
+            reader._read += len(raw)
+            self.lines += 1
+            self.complete = complete
+            events.append(event)
+        return events
+
+
 def read_trace(path: str | Path, resolve: bool = True) -> list[Event]:
     """All events of a trace, with request deltas resolved into whole requests."""
     return list(TraceReader(path, resolve=resolve))

@@ -127,8 +127,25 @@ def test_record_never_overwrites(project: Path) -> None:
     (project / "old.trace.jsonl").write_text("precious\n")
     result = agentevals("record", "-o", "old.trace.jsonl", "agent.py", cwd=project)
     assert result.returncode == 2
-    assert "old.trace.jsonl exists; choose another -o or move it away" in result.stderr
+    assert (
+        "old.trace.jsonl exists; choose another -o, move it away, or give --force to replace it"
+        in result.stderr
+    )
     assert (project / "old.trace.jsonl").read_text() == "precious\n"
+
+
+def test_record_force_replaces_the_trace_and_takes_the_programs_own_seed(project: Path) -> None:
+    (project / "old.trace.jsonl").write_text("precious\n")
+    result = agentevals("record", "--force", "-o", "old.trace.jsonl", "agent.py", "--seed", "7", cwd=project)
+    assert result.returncode == 0, result.stderr
+    events = read_trace(project / "old.trace.jsonl")
+    assert events[0]["seed"] == 7  # given once, to the program
+    assert events[0]["task"] == {"argv": ["agent.py", "--seed", "7"]}
+    (project / "real").mkdir()
+    (project / "link.trace.jsonl").symlink_to(project / "real")
+    linked = agentevals("record", "--force", "-o", "link.trace.jsonl", "agent.py", cwd=project)
+    assert linked.returncode == 2
+    assert "link.trace.jsonl is a link; choose another -o" in linked.stderr
 
 
 @pytest.mark.parametrize(

@@ -158,7 +158,8 @@ def test_a_verdict_below_the_bar_fails_the_session_naming_metric_interval_and_se
 ) -> None:
     project(pytester, "seeds=6, task={'fail': [1, 2, 3, 4, 5]}, min_pass_rate=0.8, min_progress_auc=0.2")
     result = run(pytester)
-    result.assert_outcomes(passed=6)  # every seed's item did its job: the verdict is over the seeds
+    # Every seed's item did its job; the verdict over the seeds is the failure the session counts.
+    result.assert_outcomes(passed=6, failed=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     folder = traces(pytester)[0].parent.relative_to(pytester.path)
     result.stdout.fnmatch_lines(
@@ -170,9 +171,36 @@ def test_a_verdict_below_the_bar_fails_the_session_naming_metric_interval_and_se
             "min_pass_rate=0.8*",
             f"*seed 1 (ok): agentevals promote {folder}/seed-1.trace.jsonl --name test_marathon-seed-1*",
             f"*seed 5 (ok): agentevals promote {folder}/seed-5.trace.jsonl --name test_marathon-seed-5*",
-            "*marathon failed*",
+            "*marathon failed: 1 verdict(s) below the bar*test_agent.py::test_marathon*",
         ]
     )
+    result.stdout.fnmatch_lines(
+        [
+            "*= FAILURES =*",
+            "*_ test_marathon _*",
+            "BELOW THE BAR: verified-pass rate = 0.17, 95% interval 0.03 to 0.56, entirely below "
+            "min_pass_rate=0.8 over n=6 seeds",
+            "seed(s) that missed it: 1-5; the agentevals marathon section below*",
+            "*agentevals pyramid*",
+            "marathon         6       1        0*(1 of the failed: a verdict below its bar)",
+            "*short test summary info*",
+            "FAILED test_agent.py::test_marathon - BELOW THE BAR: verified-pass rate = 0.1*",
+            "*= 1 failed, 6 passed in *",
+        ]
+    )
+
+
+def test_the_summary_line_of_a_session_below_the_bar_is_red_as_pytest_shows_failures(
+    pytester: pytest.Pytester,
+) -> None:
+    project(pytester, "seeds=3, task={'fail': [0, 1, 2]}, min_pass_rate=0.9")
+    result = run(pytester, "--color=yes")
+    red, reset = "\x1b[31m", "\x1b[0m"
+    last = result.stdout.lines[-1]
+    assert f"{red}{chr(27)}[1m1 failed{reset}" in last, last
+    assert "3 passed" in last
+    pyramid = next(line for line in result.stdout.lines if line.removeprefix(red).startswith("marathon "))
+    assert pyramid.startswith(red), pyramid
 
 
 def test_an_inconclusive_verdict_is_loud_and_does_not_fail(pytester: pytest.Pytester) -> None:
@@ -183,6 +211,8 @@ def test_an_inconclusive_verdict_is_loud_and_does_not_fail(pytester: pytest.Pyte
         [
             "*: INCONCLUSIVE*",
             "*INCONCLUSIVE: verified-pass rate 0.30 to 0.95 holds the bar >= 0.60; 4 seed(s) cannot tell*",
+            "marathon         4       0        0*(1 verdict(s) inconclusive)",
+            "*= 4 passed, 1 inconclusive in *",  # never "4 passed" alone
         ]
     )
 

@@ -111,7 +111,7 @@ def example_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path
     folder = tmp_path_factory.mktemp("example")
     trace, page = folder / "taskrunner.trace.jsonl", folder / "report.html"
     recorded = run_agentevals(
-        "record", "-o", trace, "--agent", "taskrunner", "--seed", "1",
+        "record", "-o", trace, "--agent", "taskrunner",
         "-m", "examples.taskrunner", "--tasks", "24", "--seed", "1", "--stream", "--sim",
         "--compact-at", "1500",
         cwd=REPO,
@@ -226,4 +226,73 @@ def test_a_damaged_trace_says_so_at_the_top(open_page: Any, tmp_path: Path) -> N
     assert "no run_end" in problems.text_content()
     assert "incomplete" in problems.text_content()
     assert problems.bounding_box()["y"] < opened.page.locator("svg.chart").first.bounding_box()["y"]
+    opened.assert_clean()
+
+
+def test_twenty_seeds_overview_fits_two_screens_at_1400px_with_runs_named_by_test_and_seed(
+    browser: Any, tmp_path: Path
+) -> None:
+    from ..metrics_support import Run
+
+    night = tmp_path / "night" / "tests--test_taskrunner_marathon"
+    for seed in range(20):
+        run = Run(seed=seed)
+        run.events[0]["agent"] = "test_taskrunner_marathon"
+        for step in range(1, 30):
+            run.call(input=100, write=0, read=40 * step, output=20, cost=0.001).tool("read", path=f"{step}")
+            if step % 4 == 0:
+                run.verify(step / 30, passed=step % 8 != 0)
+        write(night / f"seed-{seed}.trace.jsonl", run.end("ok"))
+    page_path = tmp_path / "night.html"
+    write_report(build_report([tmp_path / "night"]), page_path, root=tmp_path)
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(page_path.as_uri(), wait_until="load")
+    table = page.locator("#overview table.overview")
+    box = table.bounding_box()
+    assert box is not None
+    assert box["y"] + box["height"] <= 2 * 900, box  # the overview within two screens
+    names = table.locator("td.name").all_inner_texts()
+    assert names == [
+        f"test_taskrunner_marathon seed={seed}" for seed in range(20)
+    ]  # seeds as seeds, in order
+    rows = [row.bounding_box()["height"] for row in table.locator("tbody tr").all()]
+    assert max(rows) < 45  # one line a run: no name wrapped
+    assert page.locator("section.run h2 small").first.inner_text() == "seed=0"
+    page.close()
+
+
+def test_dense_markers_are_a_band_of_counts_and_failed_checks_and_tool_results_read_apart(
+    open_page: Any, tmp_path: Path
+) -> None:
+    from ..metrics_support import Run
+
+    run = Run()
+    for step in range(1, 261):
+        run.call(input=100, write=0, read=20 * step, output=20, cost=0.001)
+        run.tool("run_check", output="ok", task=f"T{step:03d}")
+        if step % 2 == 0:
+            run.checkpoint()
+        if step % 10 == 0:
+            run.verify(step / 260, passed=step % 40 != 0, name=f"T{step:03d}")
+    run.watchdog("no progress", "ask")
+    trace = write(tmp_path / "dense.trace.jsonl", run.end("ok"))
+    page_path = tmp_path / "dense.html"
+    write_report(build_report([trace]), page_path, root=tmp_path)
+    opened = open_page(page_path)
+    page = opened.page
+    chart = page.locator('svg[data-chart="progress"]')
+    bands = chart.locator(".marker.band.k-checkpoint")
+    # 130 checkpoints: a band of counts, each count readable, all of them there; no line each.
+    assert 10 < bands.count() <= 40
+    assert sum(int(text) for text in bands.locator("text").all_text_contents()) == 130
+    assert chart.locator(".marker.k-checkpoint line").count() == 0
+    assert chart.locator(".marker.k-watchdog line").count() == 1  # a rare kind keeps its glyph and line
+    # Six failed checks, said in the legend, each a red line up the chart.
+    expect_text = page.locator(".failed-checks").first.inner_text()
+    assert expect_text == "▲ 6 checks failed"
+    assert chart.locator(".checks-ko").get_attribute("data-points") == "6"
+    # The transcript tells the tool's own result from the harness's check.
+    step_40 = page.locator('details.step[data-step="40"] > summary').first.inner_text()
+    assert "tool run_check(task=T040) → returned" in step_40
+    assert "harness check T040 FAILED" in step_40
     opened.assert_clean()

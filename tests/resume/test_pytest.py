@@ -414,3 +414,21 @@ def test_the_declared_contract_reaches_a_recorded_test(project: pytest.Pytester)
     )
     project.runpytest().assert_outcomes(passed=1)
     assert leg_trace(project)[0]["contract"]["counter.schema"] == 2  # type: ignore[index]
+
+
+def test_the_session_report_includes_the_resume_legs_it_recorded(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_leg="""
+        import pytest
+
+        @pytest.mark.resume("counter-2")
+        def test_leg(agentevals_checkpoint):
+            agentevals_checkpoint.run_agent()
+        """
+    )
+    result = project.runpytest("--agentevals-report=report.html")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["agentevals report: wrote *report.html (1 run, *)"])
+    html = (project.path / "report.html").read_text()
+    assert html.count('<section class="run"') == 1
+    assert "test_leg" in html

@@ -220,3 +220,28 @@ def test_pytest_takes_budget_and_prices_from_its_command_line(pytester: pytest.P
     bad = pytester.runpytest("--agentevals-flaky-budget=replay=1.5")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*agentevals: --agentevals-flaky-budget.replay: 1.5 is not a rate*"])
+
+
+def test_a_path_option_written_with_a_space_outside_the_project_is_warned_about(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile("def test_a():\n    pass\n")
+    outside = tmp_path_factory.mktemp("elsewhere") / "report.html"
+    spaced = pytester.runpytest(
+        "-p", "no:cacheprovider", "--agentevals-history=off", "--agentevals-report", str(outside)
+    )
+    spaced.assert_outcomes(passed=1, warnings=1)
+    spaced.stdout.fnmatch_lines(
+        [f"*agentevals: --agentevals-report {outside}: written with a space, pytest also took * as a "
+         "test path when it chose the rootdir (*), where .agentevals/ and the settings are looked for; "
+         f"write --agentevals-report={outside}"]
+    )  # fmt: skip
+    joined = pytester.runpytest(
+        "-p", "no:cacheprovider", "--agentevals-history=off", f"--agentevals-report={outside}"
+    )
+    joined.assert_outcomes(passed=1)
+    inside = pytester.runpytest(
+        "-p", "no:cacheprovider", "--agentevals-history=off", "--agentevals-report", "r.html"
+    )
+    inside.assert_outcomes(passed=1)  # a path inside the project moves nothing: no warning
