@@ -234,3 +234,50 @@ def test_with_replay_via_http_the_sdk_is_not_patched(styled: Path) -> None:
 def test_an_unknown_via_is_refused(styled: Path) -> None:
     with pytest.raises(ValueError, match="replay via 'socket' is not one of sdk, http"):
         Replayer(styled, via="socket")
+
+
+def _recorded_loop(path: Path, harness_loop: Any, steps: int = 4) -> Path:
+    from .test_sdk_property import mock_client
+
+    with ae.Recorder(path, agent="shapes"):
+        harness_loop(mock_client(steps), steps)
+    return path
+
+
+def _model_objects_loop(client: anthropic.Anthropic, steps: int, tools: Any = None, task: str = TASK) -> None:
+    """A harness that sends the SDK's own content blocks back, and may give its tools as an iterator."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
+    for step in range(steps):
+        if step == 2:
+            messages[0]["content"] = task
+        given = iter(agent.TOOLS) if tools == "iterator" else agent.TOOLS
+        message = client.messages.create(model="sim-a", max_tokens=64, tools=given, messages=messages)
+        messages.append({"role": "assistant", "content": message.content})  # pydantic blocks, as they came
+        use = next(b for b in message.content if b.type == "tool_use")
+        messages.append(
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "ok"}]}
+        )
+
+
+def test_content_blocks_sent_back_as_the_sdks_objects_are_answered_at_the_sdk(tmp_path: Path) -> None:
+    trace = _recorded_loop(tmp_path / "objects.trace.jsonl", _model_objects_loop)
+    with Replayer(trace) as replay:
+        _model_objects_loop(anthropic.Anthropic(api_key=agent.fake_key(), max_retries=0), 4)
+    assert replay.report.served_sdk == 3
+
+
+def test_an_iterator_the_sdk_reads_once_is_left_for_the_sdk(tmp_path: Path) -> None:
+    # Preparing a one-shot iterator to compare it would leave the SDK an empty one to send when the
+    # request then goes the HTTP way: the divergence would be about the tools, not the task.
+    trace = _recorded_loop(tmp_path / "objects.trace.jsonl", _model_objects_loop)
+    client = anthropic.Anthropic(api_key=agent.fake_key(), max_retries=0)
+    with Replayer(trace) as replay:
+        _model_objects_loop(client, 4, tools="iterator")
+    assert replay.report.served_sdk == 0
+    errors = []
+    for via in ("sdk", "http"):
+        with pytest.raises(ReplayDivergence) as caught, Replayer(trace, via=via):
+            _model_objects_loop(client, 4, tools="iterator", task="Fix a.txt")
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]
+    assert "messages[0]" in errors[0]
