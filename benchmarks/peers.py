@@ -332,12 +332,13 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
+    parser.add_argument("--steps", type=int, nargs="+", help="the run lengths (default: 100 300)")
     args = parser.parse_args(argv)
-    sizes = (20, 50) if args.quick else (100, 300)
+    sizes = args.steps or ((20, 50) if args.quick else (100, 300))
     rows = []
     with tempfile.TemporaryDirectory(prefix="agentevals-peers-") as folder:
         for steps in sizes:
-            rows.extend(bench(steps, Path(folder), repeat=3 if steps <= 100 else 2))
+            rows.extend(bench(steps, Path(folder), repeat=5 if steps <= 100 else 2))
     print(json.dumps({"bench": "peers", "table": "below"}), flush=True)
     print(table(rows))
     return 0
