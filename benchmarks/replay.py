@@ -1,15 +1,18 @@
 """Replay speed, side by side in one process: our replay, plain vcrpy matching on the body, and the floor.
 
 The same tool-use loop (the history grows by two messages a step) runs through the real anthropic
-SDK three ways:
-- ours: a recorded trace replayed by `Replayer` (strict, the default), trace loading included;
+SDK four ways:
+- ours: a recorded trace replayed by `Replayer` (strict, the default), trace loading included,
+  answered at the SDK's request method (`replay_via="sdk"`, the default);
+- ours_http: the same replay answered at the SDK's HTTP transport only (`replay_via="http"`);
 - vcrpy: the same run in a vcrpy YAML cassette, replayed with `match_on` including `body` (at 100
   steps only: every look-up scans and re-parses every recorded body, so it is cubic);
 - floor: the SDK answering from an in-memory `httpx2.MockTransport` with the same canned responses.
 
-Prints one JSON line per figure: seconds per way and size, `ratio_to_floor` at 100 and 1,000
-steps, `speedup_vs_vcrpy` at 100 steps, and the on-disk size of the 1,000-step recording in both
-formats. `--quick` shrinks the sizes (for a smoke run; its figures are not the ones to report).
+Prints one JSON line per figure: seconds per way and size, `ratio_to_floor` (and
+`http_ratio_to_floor`) at 100, 300 and 1,000 steps, `speedup_vs_vcrpy` at 100 steps, and the
+on-disk size of the 1,000-step recording in both formats. `--quick` shrinks the sizes (for a smoke
+run; its figures are not the ones to report).
 """
 
 from __future__ import annotations
@@ -141,8 +144,8 @@ def bench(steps: int, folder: Path, repeat: int, with_vcrpy: bool, with_sizes: b
         with vcr.use_cassette(str(cassette), record_mode="all", match_on=["method", "path"]):
             loop(mock_client(answers), steps)
 
-    def ours(client: anthropic.Anthropic) -> None:
-        with Replayer(trace):  # loading the trace is part of the replay
+    def ours(client: anthropic.Anthropic, via: str = "sdk") -> None:
+        with Replayer(trace, via=via):  # loading the trace is part of the replay
             loop(client, steps)
 
     def floor(client: anthropic.Anthropic) -> None:
@@ -150,9 +153,12 @@ def bench(steps: int, folder: Path, repeat: int, with_vcrpy: bool, with_sizes: b
 
     floor_s = timed(floor, lambda: mock_client(answers), repeat)
     ours_s = timed(ours, plain_client, repeat)
+    http_s = timed(partial(ours, via="http"), plain_client, repeat)
     figure(case, "floor_seconds", floor_s)
     figure(case, "ours_seconds", ours_s)
+    figure(case, "ours_http_seconds", http_s)
     figure(case, "ratio_to_floor", ours_s / floor_s)
+    figure(case, "http_ratio_to_floor", http_s / floor_s)
     if with_vcrpy:
 
         def plain_vcrpy(client: anthropic.Anthropic) -> None:
@@ -174,9 +180,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore", DeprecationWarning)
-    small, large = (20, 100) if args.quick else (100, 1000)
+    small, middle, large = (20, 50, 100) if args.quick else (100, 300, 1000)
     with tempfile.TemporaryDirectory(prefix="agentevals-bench-") as folder:
         bench(small, Path(folder), repeat=5, with_vcrpy=True, with_sizes=False)
+        bench(middle, Path(folder), repeat=3, with_vcrpy=False, with_sizes=False)
         bench(large, Path(folder), repeat=2 if not args.quick else 3, with_vcrpy=False, with_sizes=True)
     return 0
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -41,11 +41,11 @@ from ..recording import active, harness
 from ..recording.patching import patched
 from ..recording.providers.anthropic import is_messages_call
 from ..recording.recorder import current_recorder
-from ..settings import REPLAY_MODES
+from ..settings import REPLAY_MODES, REPLAY_VIA
 from ..settings.normalize import Rule
 from ..trace.canonical import canonical_request, scrubbed_canonical
 from ..trace.scrub import Scrubber
-from . import diff, network, staleness
+from . import diff, network, sdk, staleness
 from .cassette import Cassette, Interaction
 from .index import RequestIndex, incoming_request
 from .loader import load_cassette
@@ -57,6 +57,7 @@ from .transport import ReplayCassette, loud
 
 MODES = REPLAY_MODES  # one list of modes, shared with the settings that choose among them
 PROFILE_CHOICES = ("auto", "off")
+VIA_CHOICES = REPLAY_VIA  # where requests are answered: the SDK's request method, or its HTTP transport
 
 SEQUENTIAL_HINT = (
     'if the change is intended, re-record the cassette, or replay with mode="sequential" to test '
@@ -96,11 +97,15 @@ class Replayer:
         block_network: bool = True,
         normalize: Sequence[Rule] = (),
         profile: str = "auto",
+        via: str = "sdk",
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"replay mode {mode!r} is not one of {', '.join(MODES)}")
         if profile not in PROFILE_CHOICES:
             raise ValueError(f"replay profile {profile!r} is not one of {', '.join(PROFILE_CHOICES)}")
+        if via not in VIA_CHOICES:
+            raise ValueError(f"replay via {via!r} is not one of {', '.join(VIA_CHOICES)}")
+        self.via = via
         self.cassette = cassette if isinstance(cassette, Cassette) else load_cassette(cassette, from_step)
         self.mode = mode
         self.packages = tuple(packages)
@@ -133,6 +138,7 @@ class Replayer:
         self._model_checked = False
         self._raised: list[BaseException] = []
         self._patches: Any = None
+        self._unserve: Any = None
         self._unblock: Any = None
         self._running = False
 
@@ -186,6 +192,8 @@ class Replayer:
             ReplayCassette(self._decide, self._live, self.allow_live), str(self.cassette.path)
         )
         self._patches.__enter__()
+        if self.via == "sdk":
+            self._unserve = sdk.install(self.serve)
         if self._tools is not None and not self.allow_live:
             active.push_source(self)  # with allow_live (record mode "new") tools run for real
         active.push_replayer(self)  # the model endpoint answers other processes' requests with it
@@ -200,6 +208,9 @@ class Replayer:
         self._running = False
         active.pop_source(self)
         active.pop_replayer(self)
+        if self._unserve is not None:
+            self._unserve()
+            self._unserve = None
         self._patches.__exit__(None, None, None)
         if self._unblock is not None:
             self._unblock()
@@ -277,6 +288,39 @@ class Replayer:
         if recorder is not None:
             recorder.record_http(vcr_request, served, 0.0)
         return served
+
+    def serve(self, path: str, body: Mapping[str, Any], prepare: Callable[[Any], Any]) -> Interaction | None:
+        """The SDK path (`sdk.py`): the recorded exchange to answer a Messages request with, taken,
+        when the request provably is the one expected next (`sdk.same_body`); None sends it on into
+        the SDK and the HTTP path, which decides as it always has (and raises what it raises), so
+        this path only ever says yes where that one would. `path` is the URL's path and query."""
+        if self.normalizer is not None or self.allow_live or current_recorder() is not None:
+            return None  # every request folded and counted; one that may go live; a trace to write
+        with self._lock:
+            if self.failure is not None or not self._model_checked:
+                return None  # the sticky failure, and the first model request's stale-cassette check
+            route = ("POST", path.split("?", 1)[0])
+            if self.mode == "strict":
+                expected = self._index.next_unused()
+            else:
+                queue, position = self._queues.get(route, []), self._heads.get(route, 0)
+                expected = queue[position] if position < len(queue) else None
+            if expected is None or not expected.is_model:
+                return None
+            canonical = expected.canonical
+            if canonical["method"] != "POST" or canonical["path"] != path:
+                return None
+            if not 200 <= expected.served_response()["status"]["code"] < 300:
+                return None  # the SDK's own retry and error handling see a recorded failure
+            if not sdk.same_body(body, canonical.get("body"), prepare):
+                return None
+            self._index.mark_used(expected)
+            if self.mode == "sequential":
+                self._heads[route] = self._heads.get(route, 0) + 1
+            self._calls += 1
+            self.report.served_http += 1
+            self.report.served_sdk += 1
+        return expected
 
     def _same_bytes(
         self, head: dict[str, Any], route: tuple[str, str], raw: Any, is_model: bool

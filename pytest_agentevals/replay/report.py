@@ -44,6 +44,9 @@ class ReplayReport:
     recorded_http: int = 0
     recorded_tools: int = 0
     served_http: int = 0
+    served_sdk: int = 0
+    """Of `served_http`, those answered at the SDK's request method (`sdk.py`), never sent to its
+    HTTP transport; the summary reads the same whichever path answered."""
     served_tools: int = 0
     divergences: list[Divergence] = field(default_factory=list)
     failure: str | None = None

@@ -194,6 +194,7 @@ class ReplaySession:
             allow_live=record == "new",
             normalize=self.settings.replay_normalize,
             profile=self.settings.replay_profile,
+            via=self.settings.replay_via,
         )
         if record == "new":
             self._record(path, replayer.cassette.task, start=False)

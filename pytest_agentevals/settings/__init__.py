@@ -6,7 +6,16 @@ Nothing here imports an engine, a face or pytest: every part of the package may 
 """
 
 from .normalize import Rule, rules
-from .options import BY_KEY, CONTRACT_POLICIES, OPTIONS, RECORD_MODES, REPLAY_MODES, REPLAY_PROFILES, Option
+from .options import (
+    BY_KEY,
+    CONTRACT_POLICIES,
+    OPTIONS,
+    RECORD_MODES,
+    REPLAY_MODES,
+    REPLAY_PROFILES,
+    REPLAY_VIA,
+    Option,
+)
 from .resolve import Settings, find_pyproject, read_pyproject
 
 __all__ = [
@@ -16,6 +25,7 @@ __all__ = [
     "RECORD_MODES",
     "REPLAY_MODES",
     "REPLAY_PROFILES",
+    "REPLAY_VIA",
     "Option",
     "Rule",
     "Settings",

@@ -29,6 +29,7 @@ RECORD_MODES = ("none", "once", "new", "all")
 CONTRACT_POLICIES = ("fail", "warn", "skip")
 REPLAY_MODES = ("strict", "sequential")
 REPLAY_PROFILES = ("auto", "off")
+REPLAY_VIA = ("sdk", "http")
 FLAKY_MODES = ("off", "warn", "fail")
 LEDGER_UNREACHABLE = ("refuse", "run")
 
@@ -310,6 +311,15 @@ OPTIONS: tuple[Option, ...] = (
         "CLI's: date, working directory, kernel, memory folder, billing digest), listed in the report; "
         "off compares such recordings byte-strict too. SDK traffic has no profile: always strict",
         choices=REPLAY_PROFILES,
+    ),
+    Option(
+        "replay_via",
+        _choice(REPLAY_VIA),
+        "sdk",
+        "where a replay answers the anthropic SDK: sdk at its request method (no request is built or "
+        "serialized; anything that is not provably the recorded request goes on to the HTTP path, "
+        "which decides), http at its HTTP transport only, as before. Same report and messages",
+        choices=REPLAY_VIA,
     ),
     Option("cassette_dir", _path, "cassettes", "directory of recorded runs replayed by the replay layer"),
     Option(

@@ -54,6 +54,7 @@ class Settings:
     contract_tolerate: tuple[str, ...] = ()
     replay_normalize: tuple[Rule, ...] = ()
     replay_profile: str = "auto"
+    replay_via: str = "sdk"
     sources: dict[str, Source] = field(default_factory=dict, compare=False)
 
     @classmethod
@@ -143,6 +144,7 @@ class Settings:
             contract_tolerate=values["contract_tolerate"],
             replay_normalize=values["replay_normalize"],
             replay_profile=values["replay_profile"],
+            replay_via=values["replay_via"],
             sources=sources,
         )
 
