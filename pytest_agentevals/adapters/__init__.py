@@ -1,0 +1,18 @@
+"""Framework adapters: LangChain / LangGraph (tools, checkpointer, step history) and pydantic-ai
+(tools, step history).
+
+Each module that names a framework imports it, and is imported only when that framework's object is
+handed to it: importing this package (or `pytest_agentevals`) never imports a framework. Install
+them with the extras `pytest-agentevals[langgraph]` and `pytest-agentevals[pydantic-ai]`.
+"""
+
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+if TYPE_CHECKING:
+    from .wrap import tool, wrap_tools
+
+__all__ = ["tool", "wrap_tools"]
+
+__getattr__, __dir__ = attach(__name__, __file__)
