@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
+    from .langgraph_checkpointer import RecordedCheckpointer, boot_thread, graph_contract
     from .wrap import tool, wrap_tools
 
-__all__ = ["tool", "wrap_tools"]
+__all__ = ["RecordedCheckpointer", "boot_thread", "graph_contract", "tool", "wrap_tools"]
 
 __getattr__, __dir__ = attach(__name__, __file__)
