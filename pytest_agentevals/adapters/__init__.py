@@ -11,9 +11,22 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
+    from .langchain_step import langchain_decision, langchain_messages
     from .langgraph_checkpointer import RecordedCheckpointer, boot_thread, graph_contract
+    from .pydantic_ai_step import first_decision, pydantic_ai_decision, pydantic_ai_history
     from .wrap import tool, wrap_tools
 
-__all__ = ["RecordedCheckpointer", "boot_thread", "graph_contract", "tool", "wrap_tools"]
+__all__ = [
+    "RecordedCheckpointer",
+    "boot_thread",
+    "first_decision",
+    "graph_contract",
+    "langchain_decision",
+    "langchain_messages",
+    "pydantic_ai_decision",
+    "pydantic_ai_history",
+    "tool",
+    "wrap_tools",
+]
 
 __getattr__, __dir__ = attach(__name__, __file__)
