@@ -13,7 +13,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from anthropic import AsyncAnthropic
+from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
+from httpx2 import Limits
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_ai.models.anthropic import AnthropicModel
@@ -34,7 +35,10 @@ def write_note(ctx: RunContext[Path], name: str, text: str) -> str:
 
 
 def agent(base_url: str, system: str = SYSTEM) -> Agent[Path, str]:
-    client = AsyncAnthropic(base_url=base_url, api_key=FAKE_KEY, max_retries=0)
+    # No connection kept alive: each run (and each step case's decision) is an event loop of its
+    # own, and a pooled connection would outlive the loop it was opened in.
+    http = DefaultAsyncHttpxClient(limits=Limits(max_keepalive_connections=0), timeout=30)
+    client = AsyncAnthropic(base_url=base_url, api_key=FAKE_KEY, max_retries=0, http_client=http)
     model = AnthropicModel(MODEL, provider=AnthropicProvider(anthropic_client=client))
     return Agent(model, deps_type=Path, system_prompt=system, tools=[write_note])
 
