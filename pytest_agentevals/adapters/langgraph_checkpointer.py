@@ -88,23 +88,29 @@ class RecordedCheckpointer(BaseCheckpointSaver[Any]):
         if current_recorder() is None:
             return None
         self._check_durability(config)
-        values = checkpoint.get("channel_values", {})
-        configurable = config.get("configurable", {})
-        step = metadata.get("step") if isinstance(metadata, Mapping) else None
-        state = {
-            "framework": FRAMEWORK,
-            "thread_id": configurable.get("thread_id"),
-            "checkpoint_ns": configurable.get("checkpoint_ns", ""),
-            "step": step,
-            "source": metadata.get("source") if isinstance(metadata, Mapping) else None,
-            "next": langgraph_state.next_nodes(values),
-            "values": langgraph_state.encode(values, self.codecs),
-        }
-        return state
+        return checkpoint_state(config, checkpoint, metadata, self.codecs)
 
     def _record(self, state: dict[str, Any] | None) -> None:
         if state is not None:
             harness_checkpoint(state, workspace=self.workspace, name=f"langgraph step {state['step']}")
+
+
+def checkpoint_state(
+    config: RunnableConfig, checkpoint: Any, metadata: Any, codecs: Mapping[str, Codec]
+) -> dict[str, Any]:
+    """What a checkpoint event holds of one LangGraph checkpoint: plain JSON (`langgraph_state.py`)."""
+    values = checkpoint.get("channel_values", {})
+    configurable = config.get("configurable", {})
+    step = metadata.get("step") if isinstance(metadata, Mapping) else None
+    return {
+        "framework": FRAMEWORK,
+        "thread_id": configurable.get("thread_id"),
+        "checkpoint_ns": configurable.get("checkpoint_ns", ""),
+        "step": step,
+        "source": metadata.get("source") if isinstance(metadata, Mapping) else None,
+        "next": langgraph_state.next_nodes(values),
+        "values": langgraph_state.encode(values, codecs),
+    }
 
 
 def _forward(name: str) -> Any:

@@ -18,11 +18,12 @@ from pytest_agentevals.resume import extract
 pytest.importorskip("langgraph", reason="needs pytest-agentevals[langgraph]")
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
-from pytest_agentevals.adapters import RecordedCheckpointer, boot_thread, graph_contract
+from pytest_agentevals.adapters import RecordedCheckpointer, boot_thread, graph_contract, import_thread
 
 SECRET = "sk-ant-api03-" + "planted" + "Q" * 50
 
@@ -159,3 +160,39 @@ def test_the_graph_implies_its_contract_keys(tmp_path: Path) -> None:
     changed.add_node("other", lambda state: {})
     changed.add_edge(START, "other")
     assert graph_contract(changed.compile())["langgraph"]["graph"] != one["langgraph"]["graph"]
+
+
+def test_a_thread_saved_by_sqlite_saver_becomes_a_fixture_with_its_contract(tmp_path: Path) -> None:
+    sqlite = pytest.importorskip("langgraph.checkpoint.sqlite", reason="needs langgraph-checkpoint-sqlite")
+    import sqlite3
+
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    connection = sqlite3.connect(tmp_path / "threads.sqlite", check_same_thread=False)
+    saver = sqlite.SqliteSaver(connection)
+    graph = builder(workspace).compile(checkpointer=saver)
+    start = {"messages": [HumanMessage(content=f"my key is {SECRET}")], "done": 0}
+    graph.invoke(start, {"configurable": {"thread_id": "saved"}})  # no recorder: a thread of yesterday
+    trace = tmp_path / "imported.trace.jsonl"
+    assert import_thread(saver, "saved", trace, contract=graph_contract(graph)) == 5
+    assert SECRET not in trace.read_text()
+    fixture, _ = extract(trace, "latest", "from-sqlite", tmp_path / "fixtures")
+    state = json.loads((fixture.folder / "state.json").read_text())
+    assert state["values"]["done"] == 3
+    # The graph's contract keys are the fixture's (flattened, as every contract is).
+    assert fixture.manifest["contract"]["langgraph.graph"] == graph_contract(graph)["langgraph"]["graph"]
+    # Booted back into a fresh saver, the thread's state is the one saved.
+    fresh = InMemorySaver()
+    config = boot_thread(fresh, state, "again")
+    assert builder(workspace).compile(checkpointer=fresh).get_state(config).values["done"] == 3
+    with pytest.raises(RecordingError, match=r"thread 'nope' has no checkpoint in SqliteSaver"):
+        import_thread(saver, "nope", tmp_path / "none.trace.jsonl")
+
+
+def test_a_thread_in_a_newer_checkpoint_format_is_refused_naming_the_version(tmp_path: Path) -> None:
+    saver = InMemorySaver()
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    checkpoint = {**empty_checkpoint(), "v": 99}
+    saver.put(config, checkpoint, {"source": "input", "step": -1}, {})  # type: ignore[arg-type]
+    with pytest.raises(RecordingError, match=r"checkpoint format version 99, newer than the \d+"):
+        import_thread(saver, "t", tmp_path / "t.trace.jsonl")

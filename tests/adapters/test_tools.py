@@ -4,6 +4,8 @@ replayed strictly with what the framework injects left out of the input."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -198,3 +200,16 @@ def test_an_object_the_wrapper_does_not_know_is_one_error_naming_it() -> None:
         TypeError, match=r"cannot wrap the class tests\.adapters\.test_tools\.Search: it takes"
     ):
         ae.tool(Search)  # the class, not a tool
+
+
+def test_wrapping_a_function_never_imports_a_framework() -> None:
+    # The frameworks are extras: `ae.tool` on a plain function (and the package itself) loads none.
+    code = (
+        "import sys\n"
+        "import pytest_agentevals as ae\n"
+        "ae.tool(lambda path: path)\n"
+        "ae.tool(name='read')(lambda path: path)\n"
+        "print(sorted(m for m in ('langchain_core', 'langgraph', 'pydantic_ai') if m in sys.modules))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]"
