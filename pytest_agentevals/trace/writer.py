@@ -146,8 +146,9 @@ class TraceWriter:
     def _compress_state(self, event: Event) -> Event:
         """Store a checkpoint's state as a delta against the previous checkpoint's (`delta.py`).
 
-        The previous state is kept as a copy (through JSON, as it was written): a harness that changes
-        its state in place after a checkpoint must not change what the next delta is taken against.
+        The previous state is kept as a copy (through JSON, as it was written; after a delta, the delta
+        applied to the previous copy): a harness that changes its state in place after a checkpoint
+        must not change what the next delta is taken against.
         A checkpoint that is a delta already (as `TraceReader(resolve=False)` reads it) is stored as
         it is; the next whole state is then stored whole."""
         state = event.get("state")
@@ -155,10 +156,13 @@ class TraceWriter:
             if "state_delta" in event:
                 self._previous_state = None
             return event
-        state_delta = delta.encode_state(self._previous_state, state)
-        self._previous_state = json.loads(serialize(state))
-        if state_delta is None:
+        previous = self._previous_state
+        state_delta = delta.encode_state(previous, state)
+        if previous is None or state_delta is None:
+            self._previous_state = json.loads(serialize(state))
             return event
+        # Only what changed is copied: the rest of the previous copy is the writer's own already.
+        self._previous_state = delta.apply_state(previous, json.loads(serialize(state_delta)))
         stored = {key: value for key, value in event.items() if key != "state"}
         stored["state_delta"] = state_delta
         return stored
