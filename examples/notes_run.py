@@ -44,3 +44,35 @@ def run_task(task: dict[str, Any], workspace: str | Path, base_url: str | None =
     written = sum(1 for n in range(1, notes + 1) if (folder / f"note-{n:03d}.txt").exists())
     ae.verification("notes written", written == notes, progress=written / notes)
     return written
+
+
+def resume_task(checkpoint: Any) -> int:
+    """The next leg from a checkpoint the resume layer booted (its `workspace` restored, its `state`
+    the example's): live against the simulated model, ending with the same verification."""
+    task, folder = checkpoint.task, Path(checkpoint.workspace)
+    with SimServer(policy, seed=1) as sim:
+        if task["agent"] == "notes_graph":
+            from langgraph.checkpoint.memory import InMemorySaver
+
+            from pytest_agentevals.adapters import RecordedCheckpointer, boot_thread
+
+            from . import notes_graph
+
+            saver = InMemorySaver()
+            graph = notes_graph.build(sim.url, RecordedCheckpointer(saver, workspace=folder))
+            booted = boot_thread(saver, checkpoint.state, "resumed")
+            config = notes_graph.config(folder, "resumed", task["notes"])
+            config["configurable"].update(booted["configurable"])
+            graph.invoke(None, config, durability="sync")
+        else:
+            from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+            from . import notes_pydantic
+
+            history = ModelMessagesTypeAdapter.validate_python(checkpoint.state["messages"])
+            # Checkpointed when the model had answered, before its tool ran: ask it again.
+            notes_pydantic.run(sim.url, folder, task["notes"], history=history[:-1])
+    notes = task["notes"]
+    written = sum(1 for n in range(1, notes + 1) if (folder / f"note-{n:03d}.txt").exists())
+    ae.verification("notes written", written == notes, progress=written / notes)
+    return written
