@@ -23,6 +23,7 @@ from typing import Any
 import anthropic
 import pytest
 
+from examples import notes_decide, notes_policy
 from examples.taskrunner import prompts, scenarios
 from examples.taskrunner.harness import (
     AgentState,
@@ -64,8 +65,20 @@ def new_attempt(
 
 
 @pytest.fixture(scope="session")
-def agentevals_decide(new_attempt: Callable[[HarnessConfig], Attempt]) -> Callable[[StepCase], Any]:
+def notes_url() -> Iterator[str]:
+    """The simulated model of the framework examples (examples/notes_policy.py): asked only when a
+    request is not recorded and recording is on."""
+    with SimServer(notes_policy.policy, seed=1) as sim:
+        yield sim.url
+
+
+@pytest.fixture(scope="session")
+def agentevals_decide(
+    new_attempt: Callable[[HarnessConfig], Attempt], request: pytest.FixtureRequest
+) -> Callable[[StepCase], Any]:
     def decide(case: StepCase) -> Any:
+        if case.path.stem in notes_decide.SCENARIOS:  # the framework examples: docs/frameworks.md
+            return notes_decide.decide(case, request.getfixturevalue("notes_url"))
         config = scenarios.harness_config(case.path.stem)
         if case.kind == "compaction":
             return compact(new_attempt(config), case, config)

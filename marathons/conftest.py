@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from examples import taskrunner
+from examples import notes_run, taskrunner
 from examples.taskrunner import AgentState, Checkpoint
 from pytest_agentevals import AgentRun
 from pytest_agentevals.sim import Fault, FaultPlan
@@ -40,6 +40,8 @@ def _taskrunner(task: Any) -> bool:
 
 def pytest_agentevals_run_agent(run: AgentRun) -> Any:
     task = run.task
+    if run.layer == "marathon" and notes_run.is_notes_task(task):
+        return notes_run.run_task(task, run.workspace)  # the framework examples (docs/frameworks.md)
     if run.layer != "marathon" or not _taskrunner(task):
         return None  # not a marathon of this agent: another hook's
     seed = task["seed"]

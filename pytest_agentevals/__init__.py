@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ._lazy import attach
 
 if TYPE_CHECKING:
+    from .adapters.wrap import tool, wrap_tools
     from .endpoint.server import ModelEndpoint, model_endpoint
     from .errors import (
         AgentEvalsError,
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
     from .recording.guard import Guard
     from .recording.harness import checkpoint, compaction, note, verification
     from .recording.recorder import Recorder, current_recorder
-    from .recording.tools import tool
     from .replay.engine import Replayer
     from .replay.report import ReplayReport
     from .replay.session import ReplaySession
@@ -121,4 +121,5 @@ __all__ = [
     "resume_point_from_trace",
     "tool",
     "verification",
+    "wrap_tools",
 ]

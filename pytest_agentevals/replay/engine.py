@@ -63,6 +63,14 @@ SEQUENTIAL_HINT = (
     'if the change is intended, re-record the cassette, or replay with mode="sequential" to test '
     "the changed harness against the recorded model answers"
 )
+# A request built from the workspace differs in a replay when the tools that changed it were answered
+# from the recording: said at the divergence, since the diff alone shows only a changed prompt.
+SIDE_EFFECTS_HINT = (
+    "{count} tool call(s) of this replay were answered from the recording and never ran, so what they "
+    "did to the workspace in the recorded run did not happen: if the harness read the workspace to "
+    "build this request, record that check as a tool (@ae.tool) so it replays too "
+    "(docs/replay.md#side-effects-in-a-replay)"
+)
 
 
 class Replayer:
@@ -427,6 +435,8 @@ class Replayer:
         if candidates:
             lines.append("nearest recorded requests:")
             lines.extend(f"  - {interaction.label}: {what}" for interaction, what in candidates)
+        if self.report.served_tools:
+            lines.append(SIDE_EFFECTS_HINT.format(count=self.report.served_tools))
         lines.append(SEQUENTIAL_HINT)
         raise self._fail(ReplayDivergence("\n".join(lines)))
 

@@ -309,10 +309,12 @@ def _item(event: Event) -> Item | None:
             texts,
         )
     if kind == "checkpoint":
+        # Read unresolved, a state stored as a delta shows what changed since the previous checkpoint.
+        state = ("state", event.get("state"))
+        if "state_delta" in event and "state" not in event:
+            state = ("state changes", event.get("state_delta"))
         return Item(
-            kind,
-            f"checkpoint {event.get('name') or ''}".rstrip(),
-            texts=(("state", Text.of(event.get("state"))),),
+            kind, f"checkpoint {event.get('name') or ''}".rstrip(), texts=((state[0], Text.of(state[1])),)
         )
     if kind == "compaction":
         title = f"compaction {event.get('tokens_before')} → {event.get('tokens_after')} tokens"

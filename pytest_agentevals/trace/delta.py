@@ -78,3 +78,117 @@ def apply(previous: Body, delta: dict[str, Any]) -> Body:
     body.update(delta.get("set", {}))
     body["messages"] = old_messages[: delta["keep"]] + delta["append"]
     return body
+
+
+# -- checkpoint states -------------------------------------------------------------------------------
+#
+# A framework's state at every step (a LangGraph graph's messages, say) repeats the previous one but
+# for what the step added. A checkpoint whose state shares most of the previous checkpoint's is
+# stored as `state_delta`: `set` (keys whose value is new or replaced), `unset` (keys gone), `extend`
+# (lists that keep a prefix of the previous one: `{"keep": n, "append": [...]}`) and `patch` (objects
+# changed in part: a state delta of their own, at most STATE_DEPTH levels down).
+
+STATE_DEPTH = 4
+_STATE_KEYS = frozenset({"set", "unset", "extend", "patch"})
+
+
+def encode_state(previous: dict[str, Any] | None, current: dict[str, Any]) -> dict[str, Any] | None:
+    """The delta from the previous checkpoint's state to `current`, or None to store it whole (no
+    previous state, or one sharing nothing with it)."""
+    if previous is None:
+        return None
+    found = _state_delta(previous, current, STATE_DEPTH)
+    if len(found.get("set", ())) == len(current) and not found.keys() - {"set", "unset"}:
+        return None  # nothing shared: whole is as small, and simpler to read
+    return found
+
+
+def _state_delta(previous: dict[str, Any], current: dict[str, Any], depth: int) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in current.items():
+        if key not in previous:
+            found.setdefault("set", {})[key] = value
+            continue
+        old = previous[key]
+        if old is value or old == value:
+            continue
+        if isinstance(old, list) and isinstance(value, list):
+            keep = common_prefix(old, value)
+            if keep:
+                found.setdefault("extend", {})[key] = {"keep": keep, "append": value[keep:]}
+                continue
+        elif isinstance(old, dict) and isinstance(value, dict) and depth > 1:
+            inner = _state_delta(old, value, depth - 1)
+            if len(inner.get("set", ())) < len(value) or inner.keys() - {"set", "unset"}:
+                found.setdefault("patch", {})[key] = inner
+                continue
+        found.setdefault("set", {})[key] = value
+    gone = [key for key in previous if key not in current]
+    if gone:
+        found["unset"] = gone
+    return found
+
+
+def check_state(delta: Any, depth: int = STATE_DEPTH) -> None:
+    """The shape of a state delta (what a reader that does not resolve still checks). Raises
+    ValueError naming what is wrong."""
+    if not isinstance(delta, dict) or delta.keys() - _STATE_KEYS:
+        raise ValueError(f"state_delta must be an object with only {', '.join(sorted(_STATE_KEYS))}")
+    if not isinstance(delta.get("set", {}), dict) or not isinstance(delta.get("unset", []), list):
+        raise ValueError("state_delta's 'set' must be an object and its 'unset' a list")
+    extend = delta.get("extend", {})
+    if not isinstance(extend, dict):
+        raise ValueError("state_delta's 'extend' must be an object")
+    for key, grown in extend.items():
+        keep = grown.get("keep") if isinstance(grown, dict) else None
+        if (
+            not isinstance(keep, int)
+            or isinstance(keep, bool)
+            or keep < 0
+            or not isinstance(grown.get("append"), list)
+        ):
+            raise ValueError(f"state_delta extends {key!r} without an integer 'keep' and a list 'append'")
+    patch = delta.get("patch", {})
+    if not isinstance(patch, dict):
+        raise ValueError("state_delta's 'patch' must be an object")
+    if patch and depth <= 1:
+        raise ValueError(f"state_delta patches deeper than {STATE_DEPTH} levels")
+    for inner in patch.values():
+        check_state(inner, depth - 1)
+
+
+def apply_state(previous: dict[str, Any], delta: dict[str, Any], depth: int = STATE_DEPTH) -> dict[str, Any]:
+    """The whole state from the previous one and a delta. Raises ValueError if they disagree.
+    Unchanged values (and the kept items of an extended list) are the previous state's own objects."""
+    check_state(delta, depth)
+    state = {key: value for key, value in previous.items() if key not in delta.get("unset", ())}
+    state.update(delta.get("set", {}))
+    for key, grown in delta.get("extend", {}).items():
+        old = previous.get(key)
+        if not isinstance(old, list) or grown["keep"] > len(old):
+            have = f"a list of {len(old)}" if isinstance(old, list) else "no list"
+            raise ValueError(
+                f"state_delta keeps {grown['keep']} items of {key!r}, where the previous state has {have}"
+            )
+        state[key] = old[: grown["keep"]] + grown["append"]
+    for key, inner in delta.get("patch", {}).items():
+        old = previous.get(key)
+        if not isinstance(old, dict):
+            raise ValueError(f"state_delta patches {key!r}, which is not an object in the previous state")
+        state[key] = apply_state(old, inner, depth - 1)
+    return state
+
+
+def state_size(state: Any, depth: int = STATE_DEPTH) -> int:
+    """References a resolved state holds down to the depth a delta reaches (a list item is one, an
+    object entry three), for the reader's expansion bound."""
+    if isinstance(state, list):
+        return len(state)
+    if not isinstance(state, dict):
+        return 1
+    size = 3 * len(state)
+    if depth > 1:
+        size += sum(
+            state_size(value, depth - 1) for value in state.values() if isinstance(value, dict | list)
+        )
+    return size

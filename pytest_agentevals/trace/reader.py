@@ -144,15 +144,42 @@ class TraceReader:
             )
         if seen_end:
             raise TraceFormatError(self.path, number, f"a {kind} event after run_end; run_end must be last")
-        missing = [name for name in REQUIRED[kind] if name not in event]
+        # A checkpoint's state may be stored as a delta against the previous one's (`_resolve_state`).
+        required = REQUIRED[kind]
+        if kind == "checkpoint" and "state_delta" in event and "state" not in event:
+            required = tuple(name for name in required if name != "state")
+        missing = [name for name in required if name not in event]
         if missing:
             raise TraceFormatError(self.path, number, f"{kind} event lacks {', '.join(missing)}")
-        for name in REQUIRED[kind]:
+        for name in required:
             problem = type_problem(name, event[name])
             if problem is not None:
                 raise TraceFormatError(self.path, number, f"{kind} event: {problem}")
         if kind == "model_call" and type_problem("seq", event["response"].get("status")) is not None:
             raise TraceFormatError(self.path, number, "model_call.response.status must be an integer")
+
+    def _resolve_state(self, event: Event, number: int, previous: _Previous) -> None:
+        if "state_delta" not in event:
+            previous.state = event["state"] if self.resolve else None
+            previous.state_seen = True
+            return
+        if "state" in event:
+            raise TraceFormatError(self.path, number, "a checkpoint has both state and state_delta")
+        if not previous.state_seen:
+            raise TraceFormatError(
+                self.path, number, "checkpoint.state_delta with no earlier checkpoint state to apply it to"
+            )
+        try:
+            if not self.resolve:
+                delta.check_state(event["state_delta"])
+                return
+            assert previous.state is not None
+            state = delta.apply_state(previous.state, event["state_delta"])
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise TraceFormatError(self.path, number, f"checkpoint.state_delta: {exc}") from None
+        self._count(delta.state_size(state), number, "checkpoint state deltas")
+        del event["state_delta"]
+        event["state"] = previous.state = state
 
     def _resolve_workspace(self, event: Event, number: int) -> None:
         workspace = event["workspace"]
@@ -221,8 +248,10 @@ class TraceReader:
         kind = event["type"]
         if kind == "run_end":
             return True
-        if kind == "checkpoint" and isinstance(event.get("workspace"), dict):
-            self._resolve_workspace(event, number)
+        if kind == "checkpoint":
+            self._resolve_state(event, number, previous)
+            if isinstance(event.get("workspace"), dict):
+                self._resolve_workspace(event, number)
         if kind != "model_call":
             return seen_end
         request = event["request"]
@@ -271,6 +300,8 @@ class _Previous:
         self.seen = False
         self.length: int | None = None
         self.headers: Any = None
+        self.state: dict[str, Any] | None = None  # the previous checkpoint's state (resolving)
+        self.state_seen = False
 
 
 class TraceTail:

@@ -97,6 +97,7 @@ class TraceWriter:
         self._previous_body: dict[str, Any] | None = None
         self._previous_headers: dict[str, Any] | None = None
         self._previous_workspaces: dict[str, dict[str, Any]] = {}
+        self._previous_state: dict[str, Any] | None = None
         self._roots: set[str] = set()
         self.bytes_written = 0
         self.closed = False
@@ -107,8 +108,10 @@ class TraceWriter:
             kind = event.get("type")
             if kind == "model_call":
                 event = self._compress(event)
-            elif kind == "checkpoint" and isinstance(event.get("workspace"), dict):
-                event = self._compress_workspace(event)
+            elif kind == "checkpoint":
+                event = self._compress_state(event)
+                if isinstance(event.get("workspace"), dict):
+                    event = self._compress_workspace(event)
             event = self.scrubber.prepare(event)
             line = serialize(event)
             # The line only tells whether to look: values are scrubbed, never the serialized text.
@@ -139,6 +142,30 @@ class TraceWriter:
             del stored["headers"]  # the reader carries the previous call's headers forward
         self._previous_headers = headers
         return {**event, "request": stored}
+
+    def _compress_state(self, event: Event) -> Event:
+        """Store a checkpoint's state as a delta against the previous checkpoint's (`delta.py`).
+
+        The previous state is kept as a copy (through JSON, as it was written; after a delta, the delta
+        applied to the previous copy): a harness that changes its state in place after a checkpoint
+        must not change what the next delta is taken against.
+        A checkpoint that is a delta already (as `TraceReader(resolve=False)` reads it) is stored as
+        it is; the next whole state is then stored whole."""
+        state = event.get("state")
+        if not isinstance(state, dict):
+            if "state_delta" in event:
+                self._previous_state = None
+            return event
+        previous = self._previous_state
+        state_delta = delta.encode_state(previous, state)
+        if previous is None or state_delta is None:
+            self._previous_state = json.loads(serialize(state))
+            return event
+        # Only what changed is copied: the rest of the previous copy is the writer's own already.
+        self._previous_state = delta.apply_state(previous, json.loads(serialize(state_delta)))
+        stored = {key: value for key, value in event.items() if key != "state"}
+        stored["state_delta"] = state_delta
+        return stored
 
     def _compress_workspace(self, event: Event) -> Event:
         """Store only the files that changed since the previous checkpoint of the same root.

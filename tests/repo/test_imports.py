@@ -230,7 +230,7 @@ def test_loading_the_plugin_leaves_the_engines_for_their_first_use() -> None:
     # some of these; a bare `import pytest` is the baseline.)
     heavy = [
         "vcr", "requests", "yaml", "sqlite3", "tarfile", "ssl", "asyncio", "junitparser", "anthropic",
-        "psycopg",
+        "psycopg", "langchain_core", "langgraph", "pydantic_ai",
     ]  # fmt: skip
     code = (
         "import sys\n"

@@ -44,7 +44,7 @@ def test_every_kind_of_decision_has_cases() -> None:
 def test_the_fast_gate_passes_offline() -> None:
     done = pytest_in_repo("-m", "step")
     assert done.returncode == 0, done.stdout[-3000:]
-    assert "14 passed, 1 deselected" in done.stdout
+    assert "18 passed, 1 deselected" in done.stdout  # the taskrunner's 14, the framework examples' 4
 
 
 def test_a_changed_system_prompt_makes_the_model_cases_stale(tmp_path: Path) -> None:
@@ -53,14 +53,29 @@ def test_a_changed_system_prompt_makes_the_model_cases_stale(tmp_path: Path) -> 
     )
     done = pytest_in_repo("-m", "step", "-p", "longer_prompt", env={"PYTHONPATH": str(tmp_path)})
     assert done.returncode == 1
-    assert "8 failed, 6 passed" in done.stdout  # the 8 model decisions; the harness's 6 still pass
+    # The taskrunner's 8 model decisions; its harness's 6 and the framework examples' 4 still pass.
+    assert "8 failed, 10 passed" in done.stdout
     assert "    - system prompt: sha256 " in done.stdout
+
+
+def test_a_changed_prompt_makes_the_framework_examples_cases_stale(tmp_path: Path) -> None:
+    # The LangGraph and the pydantic-ai cases decide through the framework with today's prompt.
+    (tmp_path / "longer_notes_prompt.py").write_text(
+        "import examples.notes_policy as policy\npolicy.SYSTEM += ' Be brief.'\n"
+    )
+    done = pytest_in_repo("-m", "step", "-p", "longer_notes_prompt", "-rf", env={"PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 1
+    assert "4 failed, 14 passed" in done.stdout
+    failed = sorted(line.split()[1] for line in done.stdout.splitlines() if line.startswith("FAILED "))
+    assert [name.split("/")[-1].split("::")[0] for name in failed] == ["notes-graph.yaml"] * 2 + [
+        "notes-pydantic.yaml"
+    ] * 2
 
 
 def test_the_metamorphic_cases_pass_against_the_simulated_model() -> None:
     done = pytest_in_repo("-m", "metamorphic")
     assert done.returncode == 0, done.stdout[-3000:]
-    assert "1 passed, 14 deselected" in done.stdout
+    assert "1 passed, 18 deselected" in done.stdout
 
 
 # Each rule of the harness, changed the way a careless edit would change it, and the golden cases

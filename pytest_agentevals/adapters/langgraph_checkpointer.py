@@ -1,0 +1,187 @@
+"""Any LangGraph checkpoint saver, made to report each checkpoint it saves to the recorder.
+
+`RecordedCheckpointer(saver)` saves exactly as `saver` does (every method is the saver's) and, when a
+recorder is active, writes each saved checkpoint as a harness `checkpoint` event: the graph's state
+as plain JSON (`langgraph_state.py`: scrubbed like every event, so a secret in the state never
+reaches the trace), the nodes to run next, the step, and the snapshot of `workspace` taken then.
+
+A snapshot matches its state only if nothing runs while it is taken. LangGraph's default durability,
+`"async"`, saves a checkpoint on a worker thread while the next step already runs, so with a
+workspace the adapter refuses it at the first checkpoint, saying to invoke the graph with
+`durability="sync"` (or `"exit"`, one checkpoint at the end). Without a workspace any durability is
+fine: the state is the saver's copy.
+
+`boot_thread` is the way back: a fixture's (or a trace's) checkpoint state written into a saver as a
+thread's latest checkpoint, so `graph.invoke(None, config)` goes on from there, live or replayed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
+
+from ..errors import RecordingError
+from ..recording.harness import checkpoint as harness_checkpoint
+from ..recording.recorder import current_recorder
+from . import langgraph_state
+from .langgraph_state import Codec
+
+FRAMEWORK = "langgraph"
+DURABILITY_KEY = "__pregel_durability"  # where LangGraph puts the durability it was invoked with
+CONSISTENT = ("sync", "exit")
+
+
+class RecordedCheckpointer(BaseCheckpointSaver[Any]):
+    """A LangGraph checkpointer that saves with `saver` and records each checkpoint (see the module)."""
+
+    def __init__(
+        self,
+        saver: BaseCheckpointSaver[Any],
+        *,
+        workspace: str | Path | None = None,
+        codecs: Mapping[str, Codec] | None = None,
+    ) -> None:
+        super().__init__(serde=saver.serde)
+        self.saver = saver
+        self.workspace = workspace
+        self.codecs = dict(codecs or {})
+
+    @property
+    def config_specs(self) -> list[Any]:
+        return self.saver.config_specs
+
+    def put(
+        self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
+    ) -> RunnableConfig:
+        state = self._state(config, checkpoint, metadata)  # refused before anything is saved
+        saved = self.saver.put(config, checkpoint, metadata, new_versions)
+        self._record(state)
+        return saved
+
+    async def aput(
+        self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
+    ) -> RunnableConfig:
+        state = self._state(config, checkpoint, metadata)
+        saved = await self.saver.aput(config, checkpoint, metadata, new_versions)
+        self._record(state)
+        return saved
+
+    def _check_durability(self, config: RunnableConfig) -> None:
+        if self.workspace is None:
+            return
+        durability = config.get("configurable", {}).get(DURABILITY_KEY, "async")
+        if durability not in CONSISTENT:
+            raise RecordingError(
+                f"the graph runs with durability={durability!r}: LangGraph then saves each checkpoint "
+                "while the next step runs, so the workspace snapshot would not match the state. "
+                'Invoke the graph with durability="sync" (or "exit"), or record without workspace='
+            )
+
+    def _state(self, config: RunnableConfig, checkpoint: Any, metadata: Any) -> dict[str, Any] | None:
+        """What the checkpoint event will hold, or None when nothing records."""
+        if current_recorder() is None:
+            return None
+        self._check_durability(config)
+        return checkpoint_state(config, checkpoint, metadata, self.codecs)
+
+    def _record(self, state: dict[str, Any] | None) -> None:
+        if state is not None:
+            harness_checkpoint(state, workspace=self.workspace, name=f"langgraph step {state['step']}")
+
+
+def checkpoint_state(
+    config: RunnableConfig, checkpoint: Any, metadata: Any, codecs: Mapping[str, Codec]
+) -> dict[str, Any]:
+    """What a checkpoint event holds of one LangGraph checkpoint: plain JSON (`langgraph_state.py`)."""
+    values = checkpoint.get("channel_values", {})
+    configurable = config.get("configurable", {})
+    step = metadata.get("step") if isinstance(metadata, Mapping) else None
+    return {
+        "framework": FRAMEWORK,
+        "thread_id": configurable.get("thread_id"),
+        "checkpoint_ns": configurable.get("checkpoint_ns", ""),
+        "step": step,
+        "source": metadata.get("source") if isinstance(metadata, Mapping) else None,
+        "next": langgraph_state.next_nodes(values),
+        "values": langgraph_state.encode(values, codecs),
+    }
+
+
+def _forward(name: str) -> Any:
+    def method(self: RecordedCheckpointer, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.saver, name)(*args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"The wrapped saver's `{name}`."
+    return method
+
+
+# Everything else is the saver's own: reading, writes of pending tasks, deleting, copying, pruning.
+for _name in (
+    "get", "get_tuple", "list", "put_writes", "delete_thread", "delete_for_runs", "copy_thread", "prune",
+    "aget", "aget_tuple", "alist", "aput_writes", "adelete_thread", "adelete_for_runs", "acopy_thread",
+    "aprune", "get_delta_channel_history", "aget_delta_channel_history", "get_next_version",
+):  # fmt: skip
+    if hasattr(BaseCheckpointSaver, _name):
+        setattr(RecordedCheckpointer, _name, _forward(_name))
+
+
+def boot_thread(
+    saver: BaseCheckpointSaver[Any],
+    state: Mapping[str, Any],
+    thread_id: str,
+    *,
+    codecs: Mapping[str, Codec] | None = None,
+) -> RunnableConfig:
+    """Write a recorded checkpoint state as the latest checkpoint of thread `thread_id` in `saver`,
+    and return the config that resumes it: `graph.invoke(None, config)` runs the nodes that were next.
+    """
+    if state.get("framework") != FRAMEWORK or not isinstance(state.get("values"), dict):
+        raise RecordingError(
+            "this checkpoint state was not written by RecordedCheckpointer (it has no framework "
+            "'langgraph' and values): boot it with the harness that wrote it"
+        )
+    next_nodes = state.get("next", [])
+    if not isinstance(next_nodes, list) or not all(isinstance(node, str) for node in next_nodes):
+        raise RecordingError("the checkpoint state's 'next' must be a list of node names")
+    values = langgraph_state.decode(state["values"], dict(codecs or {}))
+    values.update({langgraph_state.BRANCH + node: None for node in next_nodes})
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = values
+    checkpoint["channel_versions"] = {key: saver.get_next_version(None, None) for key in values}
+    checkpoint["updated_channels"] = sorted(values)
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    metadata: Any = {"source": "update", "step": state.get("step") or 0, "parents": {}}
+    return saver.put(config, checkpoint, metadata, checkpoint["channel_versions"])
+
+
+def graph_contract(graph: Any) -> dict[str, Any]:
+    """The contract keys a compiled graph implies: its nodes and edges, and each tool node's tool
+    schemas, hashed (the model, system prompt and model-facing tools are in the model calls)."""
+    drawn = graph.get_graph()
+    shape = {
+        "nodes": sorted(drawn.nodes),
+        "edges": sorted([edge.source, edge.target, bool(edge.conditional)] for edge in drawn.edges),
+    }
+    tools: dict[str, Any] = {}
+    for name, node in graph.nodes.items():
+        bound = getattr(node, "bound", None)
+        by_name = getattr(bound, "tools_by_name", None)
+        if isinstance(by_name, dict):
+            for tool_name, tool in sorted(by_name.items()):
+                schema = tool.tool_call_schema
+                tools[f"{name}.{tool_name}"] = _hash(
+                    schema if isinstance(schema, dict) else schema.model_json_schema()
+                )
+    return {"langgraph": {"graph": _hash(shape), "tools": tools}}
+
+
+def _hash(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
