@@ -27,5 +27,5 @@ def decide(case: Any, base_url: str) -> Any:
     from . import notes_pydantic
 
     agent = notes_pydantic.agent(base_url)
-    workspace = Path(tempfile.mkdtemp(prefix="notes-step-"))  # never written: no tool runs
-    return first_decision(agent, pydantic_ai_history(case, system=SYSTEM), deps=workspace)
+    with tempfile.TemporaryDirectory(prefix="notes-step-") as workspace:  # no tool runs in a step case
+        return first_decision(agent, pydantic_ai_history(case, system=SYSTEM), deps=Path(workspace))

@@ -5,6 +5,7 @@ with a verification of the notes in the workspace (the marathon's verified pass 
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,18 @@ from .notes_policy import policy
 
 AGENTS = ("notes_graph", "notes_pydantic")
 REPLAYED = "http://127.0.0.1:9"  # nothing listens: in a replay every request is answered recorded
+
+
+# The extra each example needs, by the module that tells whether it is installed.
+EXTRAS = {"notes_graph": ("langgraph", "langgraph"), "notes_pydantic": ("pydantic_ai", "pydantic-ai")}
+
+
+def missing_extra(agent: str) -> str | None:
+    """Why `agent` cannot run here (its framework is not installed), or None."""
+    module, extra = EXTRAS[agent]
+    if importlib.util.find_spec(module) is None:
+        return f"the {agent} example needs its framework: pip install -e '.[{extra}]' (or '.[test]')"
+    return None
 
 
 def is_notes_task(task: Any) -> bool:

@@ -23,7 +23,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from examples import notes_decide, notes_policy
+from examples import notes_decide, notes_policy, notes_run
 from examples.taskrunner import prompts, scenarios
 from examples.taskrunner.harness import (
     AgentState,
@@ -78,6 +78,8 @@ def agentevals_decide(
 ) -> Callable[[StepCase], Any]:
     def decide(case: StepCase) -> Any:
         if case.path.stem in notes_decide.SCENARIOS:  # the framework examples: docs/frameworks.md
+            if reason := notes_run.missing_extra(case.path.stem.replace("-", "_")):
+                pytest.skip(reason)
             return notes_decide.decide(case, request.getfixturevalue("notes_url"))
         config = scenarios.harness_config(case.path.stem)
         if case.kind == "compaction":
