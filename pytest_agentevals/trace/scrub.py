@@ -24,7 +24,7 @@ import json
 import os
 import re
 import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -329,6 +329,8 @@ class Scrubber:
         self._environment = _Environment(environ)
         self._given: dict[str, str] = {}
         self._compiled: _Compiled | None = None
+        self._memo: dict[str, tuple[str, int]] = {}  # text -> (scrubbed, secrets in it); see memo()
+        self._memo_of: _Compiled | None = None  # the secrets the memo was made with
         self.redactions = 0
         self.add(extra_values)
 
@@ -362,6 +364,28 @@ class Scrubber:
             return text
         self.redactions += len(found)
         return _replace(text, found)
+
+    def memo(self) -> Callable[[str], str]:
+        """`scrub_text` for a batch of strings that repeat (the test ids of a JUnit file, the same
+        in every file): each distinct string is searched once, a repeat answered from the memo,
+        replaced again and counted again. The secrets are those of now: the environment is read
+        again at the next call, which drops the memo if they changed — so call it once per batch."""
+        compiled = self._current()
+        if self._memo_of is not compiled:
+            self._memo, self._memo_of = {}, compiled
+        memo = self._memo
+
+        def scrub(text: str) -> str:
+            known = memo.get(text)
+            if known is None:
+                found = (
+                    [] if len(text) < MIN_SECRET_LENGTH else _with_blobs(compiled, text, "text", BLOB_DEPTH)
+                )
+                known = memo[text] = (_replace(text, found) if found else text, len(found))
+            self.redactions += known[1]
+            return known[0]
+
+        return scrub
 
     def find_bytes(self, data: bytes) -> list[Finding]:
         """Every secret in `data` (its UTF-8 bytes, or an escaped form, or inside a base64 blob in
