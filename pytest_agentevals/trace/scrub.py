@@ -179,6 +179,9 @@ class _Compiled:
 
     values: dict[str, str]  # value -> what it is (for findings)
     _regexes: dict[str, list[tuple[re.Pattern[str], str, str | None]]] = field(default_factory=dict)
+    # (blob, depth) -> (what, replacement) or None: a trace repeats its blobs (a workspace file's
+    # sha256 in every checkpoint that lists it), each decoded and searched once per set of secrets.
+    blobs: dict[tuple[str, int], tuple[str, str] | None] = field(default_factory=dict)
 
     def regexes(self, view: str) -> list[tuple[re.Pattern[str], str, str | None]]:
         """(regex, what it finds, a lower-case word the text must hold first) for each secret."""
@@ -279,9 +282,28 @@ def _decode_blob(blob: str) -> tuple[bytes, bool, int] | None:
     return data, urlsafe, len(body)
 
 
+BLOB_MEMO_CHARS = 4096  # blobs up to this long are remembered...
+BLOB_MEMO_ENTRIES = 4096  # ...this many at most (then forgotten all at once): bounded memory
+
+
 def _blob_finding(compiled: _Compiled, match: re.Match[str], depth: int) -> Redaction | None:
     """The blob matched, re-encoded with every secret inside masked, when it holds one."""
     blob = match.group()
+    key = (blob, depth)
+    memo = compiled.blobs
+    if key in memo:
+        found = memo[key]
+    else:
+        found = _blob_replacement(compiled, blob, depth)
+        if len(blob) <= BLOB_MEMO_CHARS:
+            if len(memo) >= BLOB_MEMO_ENTRIES:
+                memo.clear()
+            memo[key] = found
+    return None if found is None else (match.start(), match.end(), found[0], found[1])
+
+
+def _blob_replacement(compiled: _Compiled, blob: str, depth: int) -> tuple[str, str] | None:
+    """(what, the blob re-encoded with every secret inside masked) when the blob holds one."""
     decoded = _decode_blob(blob)
     if decoded is None:
         return None
@@ -294,7 +316,7 @@ def _blob_finding(compiled: _Compiled, match: re.Match[str], depth: int) -> Reda
     masked = _replace(data.decode("latin-1"), masks).encode("latin-1")
     encoded = (base64.urlsafe_b64encode(masked) if urlsafe else base64.b64encode(masked)).decode("ascii")
     # The characters decoded are replaced; padding and anything past the bound stay as they were.
-    return (match.start(), match.end(), f"{inner[0][2]}, inside base64", encoded.rstrip("=") + blob[used:])
+    return f"{inner[0][2]}, inside base64", encoded.rstrip("=") + blob[used:]
 
 
 class _Environment:

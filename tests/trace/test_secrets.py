@@ -708,6 +708,30 @@ def test_the_scrubbers_memo_answers_as_scrub_text_does() -> None:
     assert scrubber.memo()("nothing at all here") == f"{REDACTED} here"
 
 
+def test_a_remembered_blob_is_scrubbed_at_every_occurrence_and_forgotten_with_new_secrets(
+    tmp_path: Path,
+) -> None:
+    """The scrubber remembers each base64 blob's verdict (issue 22, item 2): a blob holding a key is
+    replaced in every event that repeats it, and one found clean is searched again once the secrets
+    change."""
+    key = make_fake_key("blob")
+    later = "later-secret-" + "5" * 12
+    holding = base64.b64encode(f'{{"state": "{key}"}}'.encode()).decode()
+    clean_now = base64.b64encode(f'{{"state": "{later}"}}'.encode()).decode()
+    path = tmp_path / "blobs.trace.jsonl"
+    environ: dict[str, str] = {}
+    with ae.TraceWriter(path) as writer:
+        writer.scrubber = Scrubber(environ=environ)
+        for number in range(2):
+            writer.write({"type": "note", "seq": number, "blob": holding, "other": clean_now})
+        environ["LATER_TOKEN"] = later
+        writer.write({"type": "note", "seq": 2, "other": clean_now})
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [line["blob"] == holding for line in lines[:2]] == [False, False]
+    assert [line["other"] == clean_now for line in lines] == [True, True, False]
+    assert_nowhere(tmp_path, key)  # `later` was no secret when the first two lines were written
+
+
 def _tar(members: dict[str, bytes], links: dict[str, str] | None = None) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
