@@ -140,11 +140,16 @@ class Ingester:
     def _attempts(self, parsed: junit.JUnitFile) -> list[Attempt]:
         out: list[Attempt] = []
         nodeid_of, layer_of = self.ids.nodeid, self.ids.layer
-        scrub = self.scrubber.scrub_text
+        scrub = self.scrubber.memo()  # the same ids come back in every file: each scrubbed once
+        append = out.append
         for case in parsed.cases:
             test_id = scrub(nodeid_of(case.classname, case.name))
             layer = case.layer or layer_of(test_id)
-            variant = scrub(case.variant)
-            for number, (outcome, seconds) in enumerate(case.outcomes, start=1):
-                out.append(Attempt(test_id, layer, variant, number, outcome, seconds))
+            variant = scrub(case.variant) if case.variant else ""
+            outcomes = case.outcomes
+            if len(outcomes) == 1:  # the common case: no rerun
+                append(Attempt(test_id, layer, variant, 1, *outcomes[0]))
+                continue
+            for number, (outcome, seconds) in enumerate(outcomes, start=1):
+                append(Attempt(test_id, layer, variant, number, outcome, seconds))
         return out

@@ -24,7 +24,7 @@ import json
 import os
 import re
 import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -179,6 +179,9 @@ class _Compiled:
 
     values: dict[str, str]  # value -> what it is (for findings)
     _regexes: dict[str, list[tuple[re.Pattern[str], str, str | None]]] = field(default_factory=dict)
+    # (blob, depth) -> (what, replacement) or None: a trace repeats its blobs (a workspace file's
+    # sha256 in every checkpoint that lists it), each decoded and searched once per set of secrets.
+    blobs: dict[tuple[str, int], tuple[str, str] | None] = field(default_factory=dict)
 
     def regexes(self, view: str) -> list[tuple[re.Pattern[str], str, str | None]]:
         """(regex, what it finds, a lower-case word the text must hold first) for each secret."""
@@ -279,9 +282,28 @@ def _decode_blob(blob: str) -> tuple[bytes, bool, int] | None:
     return data, urlsafe, len(body)
 
 
+BLOB_MEMO_CHARS = 4096  # blobs up to this long are remembered...
+BLOB_MEMO_ENTRIES = 4096  # ...this many at most (then forgotten all at once): bounded memory
+
+
 def _blob_finding(compiled: _Compiled, match: re.Match[str], depth: int) -> Redaction | None:
     """The blob matched, re-encoded with every secret inside masked, when it holds one."""
     blob = match.group()
+    key = (blob, depth)
+    memo = compiled.blobs
+    if key in memo:
+        found = memo[key]
+    else:
+        found = _blob_replacement(compiled, blob, depth)
+        if len(blob) <= BLOB_MEMO_CHARS:
+            if len(memo) >= BLOB_MEMO_ENTRIES:
+                memo.clear()
+            memo[key] = found
+    return None if found is None else (match.start(), match.end(), found[0], found[1])
+
+
+def _blob_replacement(compiled: _Compiled, blob: str, depth: int) -> tuple[str, str] | None:
+    """(what, the blob re-encoded with every secret inside masked) when the blob holds one."""
     decoded = _decode_blob(blob)
     if decoded is None:
         return None
@@ -294,7 +316,7 @@ def _blob_finding(compiled: _Compiled, match: re.Match[str], depth: int) -> Reda
     masked = _replace(data.decode("latin-1"), masks).encode("latin-1")
     encoded = (base64.urlsafe_b64encode(masked) if urlsafe else base64.b64encode(masked)).decode("ascii")
     # The characters decoded are replaced; padding and anything past the bound stay as they were.
-    return (match.start(), match.end(), f"{inner[0][2]}, inside base64", encoded.rstrip("=") + blob[used:])
+    return f"{inner[0][2]}, inside base64", encoded.rstrip("=") + blob[used:]
 
 
 class _Environment:
@@ -329,6 +351,8 @@ class Scrubber:
         self._environment = _Environment(environ)
         self._given: dict[str, str] = {}
         self._compiled: _Compiled | None = None
+        self._memo: dict[str, tuple[str, int]] = {}  # text -> (scrubbed, secrets in it); see memo()
+        self._memo_of: _Compiled | None = None  # the secrets the memo was made with
         self.redactions = 0
         self.add(extra_values)
 
@@ -362,6 +386,28 @@ class Scrubber:
             return text
         self.redactions += len(found)
         return _replace(text, found)
+
+    def memo(self) -> Callable[[str], str]:
+        """`scrub_text` for a batch of strings that repeat (the test ids of a JUnit file, the same
+        in every file): each distinct string is searched once, a repeat answered from the memo,
+        replaced again and counted again. The secrets are those of now: the environment is read
+        again at the next call, which drops the memo if they changed — so call it once per batch."""
+        compiled = self._current()
+        if self._memo_of is not compiled:
+            self._memo, self._memo_of = {}, compiled
+        memo = self._memo
+
+        def scrub(text: str) -> str:
+            known = memo.get(text)
+            if known is None:
+                found = (
+                    [] if len(text) < MIN_SECRET_LENGTH else _with_blobs(compiled, text, "text", BLOB_DEPTH)
+                )
+                known = memo[text] = (_replace(text, found) if found else text, len(found))
+            self.redactions += known[1]
+            return known[0]
+
+        return scrub
 
     def find_bytes(self, data: bytes) -> list[Finding]:
         """Every secret in `data` (its UTF-8 bytes, or an escaped form, or inside a base64 blob in

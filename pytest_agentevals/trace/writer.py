@@ -16,9 +16,13 @@ from .events import Event
 from .jsonable import jsonable_default, to_jsonable
 from .scrub import Scrubber
 
+# One encoder for every line: json.dumps with options builds a new JSONEncoder per call, a tenth of
+# the writer's time on a 300-step run (cProfile).
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=jsonable_default)
+
 
 def _dumps(event: Event) -> str:
-    return json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=jsonable_default)
+    return _ENCODER.encode(event)
 
 
 def serialize(event: Event) -> str:

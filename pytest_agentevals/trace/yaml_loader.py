@@ -97,25 +97,54 @@ def expansion(text: str | bytes) -> tuple[int, int]:
     return stack[0][0], written
 
 
-def _walk(root: Any) -> Iterator[tuple[Any, str, int]]:
-    """Each written node once (an alias's target at its first place), with its key path and depth.
+# Where a node is, as a chain (the parent's chain, this step) built as the walk goes and spelled out
+# (`_path`) only for a problem: a file of 80,000 nodes then builds no string per node.
+Where = tuple[Any, str, bool] | None  # (the parent's, a mapping key or "[index]", whether a key)
+
+
+def _path(where: Where) -> str:
+    """The key path of `where`, as `cases[3].expect.tool`."""
+    steps: list[str] = []
+    while where is not None:
+        where, step, is_key = where
+        if is_key:
+            step = step if len(step) <= 40 else step[:40] + "..."
+            steps.append(step if where is None else "." + step)
+        else:
+            steps.append(step)
+    return "".join(reversed(steps))
+
+
+def _at(where: Where) -> str:
+    """The key path as a problem's prefix; bounded, as a deep document's would quote thousands of `[0]`."""
+    if where is None:
+        return ""
+    path = _path(where)
+    return f"{path if len(path) <= 80 else '...' + path[-77:]}: "
+
+
+def _walk(root: Any) -> Iterator[tuple[Any, Where, int]]:
+    """Each written node once (an alias's target at its first place), with where it is and its depth.
     Node kinds are told by their `id`, not by isinstance (see _C_NODES)."""
     seen: set[int] = set()
-    stack: list[tuple[Any, str, int]] = [(root, "", 1)]
+    stack: list[tuple[Any, Where, int]] = [(root, None, 1)]
+    push = stack.append
     while stack:
         node, where, depth = stack.pop()
         if id(node) in seen:
             continue
         seen.add(id(node))
         yield node, where, depth
-        if node.id == "sequence":
-            stack.extend((child, f"{where}[{i}]", depth + 1) for i, child in enumerate(node.value))
-        elif node.id == "mapping":
+        kind = node.id
+        if kind == "sequence":
+            child_depth = depth + 1
+            for i, child in enumerate(node.value):
+                push((child, (where, f"[{i}]", False), child_depth))
+        elif kind == "mapping":
+            child_depth = depth + 1
             for key, value in node.value:
-                name = key.value if key.id == "scalar" else "?"
-                label = name if len(name) <= 40 else name[:40] + "..."
-                stack.append((key, where, depth + 1))
-                stack.append((value, f"{where}.{label}" if where else label, depth + 1))
+                push((key, where, child_depth))
+                push((value, (where, key.value if key.id == "scalar" else "?", True), child_depth))
 
 
 ALIAS_FIX: Final = "refused to expand them: write the repeated parts out instead of aliasing them"
@@ -150,20 +179,20 @@ def load_yaml(text: str | bytes, fail: Fail, *, python_tags: bool = False) -> An
         if node is None:
             return None
         for item, where, depth in _walk(node):
-            line = item.start_mark.line + 1
-            # A key path is bounded too: a deep document's would quote thousands of `[0]`.
-            at = f"{where if len(where) <= 80 else '...' + where[-77:]}: " if where else ""
             if depth > MAX_DEPTH:
-                raise fail(line, f"{at}nested deeper than {MAX_DEPTH} levels: refused")
-            if item.tag not in allowed:
-                tag = excerpt(item.tag)
-                raise fail(line, f"{at}is not valid YAML here: the tag {tag} is not one of YAML's safe tags")
-            kind = _CHECKED.get(item.tag)
+                line = item.start_mark.line + 1
+                raise fail(line, f"{_at(where)}nested deeper than {MAX_DEPTH} levels: refused")
+            tag = item.tag
+            if tag not in allowed:
+                problem = f"the tag {excerpt(tag)} is not one of YAML's safe tags"
+                raise fail(item.start_mark.line + 1, f"{_at(where)}is not valid YAML here: {problem}")
+            kind = _CHECKED.get(tag)
             if kind is not None and item.id == "scalar":
                 try:
                     loader.construct_object(item)
                 except (ValueError, TypeError, AttributeError, OverflowError, yaml.YAMLError):
-                    raise fail(line, f"{at}{excerpt(item.value)} is not {kind}") from None
+                    line = item.start_mark.line + 1
+                    raise fail(line, f"{_at(where)}{excerpt(item.value)} is not {kind}") from None
         return loader.construct_document(node)
     except RecursionError:
         raise fail(0, f"nested deeper than {MAX_DEPTH} levels: refused") from None

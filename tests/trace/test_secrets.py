@@ -657,6 +657,81 @@ def test_junit_ids_holding_a_key_are_scrubbed_on_ingest(tmp_path: Path) -> None:
     assert_nowhere(tmp_path, key)
 
 
+def test_ingest_scrubs_each_id_once_yet_every_occurrence_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ingest scrubs each distinct test id once (issue 22, item 2): the id's second file is scrubbed
+    from the memo all the same, and a secret that enters the environment between two files drops
+    the memo, so an id that was clean before is scrubbed after."""
+    from pytest_agentevals.history.ingest import Ingester
+    from pytest_agentevals.history.sqlite import SQLiteStore
+
+    key = make_fake_key("memo")
+    token = "memo-token-" + "7" * 10  # not key-shaped: a secret only once a variable holds it
+    monkeypatch.delenv("MEMO_TOKEN", raising=False)
+    suite = '<testsuite name="pytest" tests="2">{}</testsuite>'
+    case = '<testcase classname="tests.test_api" name="{}" time="0.{}" />'  # each file its own bytes
+    files = []
+    for number in range(3):
+        path = tmp_path / f"junit{number}.xml"
+        cases = case.format(f"test_call[{key}]", number) + case.format(f"test_as[{token}]", number)
+        path.write_text(suite.format(cases))
+        files.append(path)
+    store = SQLiteStore(tmp_path / "h.sqlite")
+    ingester = Ingester(store, tmp_path)
+    ingester.ingest(files[:1], sha="a", run_id="r0")
+    ingester.ingest(files[1:2], sha="b", run_id="r1")  # the key's id again: from the memo
+    monkeypatch.setenv("MEMO_TOKEN", token)
+    ingester.ingest(files[2:], sha="c", run_id="r2")
+    ids = [(a.sha, a.test_id) for a in store.attempts()]
+    store.close()
+    assert sorted(ids) == [
+        ("a", f"tests/test_api.py::test_as[{token}]"),  # not a secret then
+        ("a", f"tests/test_api.py::test_call[{REDACTED}]"),
+        ("b", f"tests/test_api.py::test_as[{token}]"),
+        ("b", f"tests/test_api.py::test_call[{REDACTED}]"),
+        ("c", f"tests/test_api.py::test_as[{REDACTED}]"),
+        ("c", f"tests/test_api.py::test_call[{REDACTED}]"),
+    ]
+    assert ingester.scrubber.redactions == 4  # each occurrence counted, memo or not
+
+
+def test_the_scrubbers_memo_answers_as_scrub_text_does() -> None:
+    scrubber = Scrubber(["given-secret-1"], environ={})
+    plain = Scrubber(["given-secret-1"], environ={})
+    texts = ["short", "a given-secret-1 here", "nothing at all here", make_fake_key("m")]
+    texts += texts
+    scrub = scrubber.memo()
+    assert [scrub(t) for t in texts] == [plain.scrub_text(t) for t in texts]
+    assert scrubber.redactions == plain.redactions == 4
+    scrubber.add(["nothing at all"])  # a secret added later: the next memo knows it
+    assert scrubber.memo()("nothing at all here") == f"{REDACTED} here"
+
+
+def test_a_remembered_blob_is_scrubbed_at_every_occurrence_and_forgotten_with_new_secrets(
+    tmp_path: Path,
+) -> None:
+    """The scrubber remembers each base64 blob's verdict (issue 22, item 2): a blob holding a key is
+    replaced in every event that repeats it, and one found clean is searched again once the secrets
+    change."""
+    key = make_fake_key("blob")
+    later = "later-secret-" + "5" * 12
+    holding = base64.b64encode(f'{{"state": "{key}"}}'.encode()).decode()
+    clean_now = base64.b64encode(f'{{"state": "{later}"}}'.encode()).decode()
+    path = tmp_path / "blobs.trace.jsonl"
+    environ: dict[str, str] = {}
+    with ae.TraceWriter(path) as writer:
+        writer.scrubber = Scrubber(environ=environ)
+        for number in range(2):
+            writer.write({"type": "note", "seq": number, "blob": holding, "other": clean_now})
+        environ["LATER_TOKEN"] = later
+        writer.write({"type": "note", "seq": 2, "other": clean_now})
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [line["blob"] == holding for line in lines[:2]] == [False, False]
+    assert [line["other"] == clean_now for line in lines] == [True, True, False]
+    assert_nowhere(tmp_path, key)  # `later` was no secret when the first two lines were written
+
+
 def _tar(members: dict[str, bytes], links: dict[str, str] | None = None) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
