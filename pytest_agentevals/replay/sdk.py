@@ -103,7 +103,11 @@ def install(serve: Serve) -> Callable[[], None]:
         return lambda: None
     with _lock:
         if not _serving:
-            _patch(base)
+            try:
+                _patch(base)
+            except (ImportError, AttributeError):  # an SDK without these private parts: the HTTP path
+                _original.clear()
+                return lambda: None
         _serving.append(serve)
 
     def uninstall() -> None:
@@ -125,6 +129,9 @@ def _patch(base: Any) -> None:
     from anthropic._models import FinalRequestOptions
     from anthropic._utils._prepare import prepare_request_data
 
+    for client in (base.SyncAPIClient, base.AsyncAPIClient):  # what an answer here is built with
+        for name in ("request", "_process_response", "_maybe_override_cast_to", "_prepare_url"):
+            getattr(client, name)
     sync_request = _original["sync"] = base.SyncAPIClient.request
     async_original = _original["async"] = base.AsyncAPIClient.request
 

@@ -281,3 +281,20 @@ def test_an_iterator_the_sdk_reads_once_is_left_for_the_sdk(tmp_path: Path) -> N
         errors.append(str(caught.value))
     assert errors[0] == errors[1]
     assert "messages[0]" in errors[0]
+
+
+def test_an_sdk_without_the_private_parts_the_sdk_path_uses_replays_the_http_way(
+    styled: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK path builds its answers with the SDK's private methods: a release that renamed one
+    must not break a replay, only slow it to the HTTP path."""
+    from anthropic import _base_client
+
+    before = _base_client.SyncAPIClient.request
+    from anthropic._utils import _prepare
+
+    monkeypatch.delattr(_prepare, "prepare_request_data")  # the SDK itself holds its own reference
+    seen, replay = replayed(styled, "sdk")
+    assert _base_client.SyncAPIClient.request is before
+    assert replay.report.served_sdk == 0
+    assert len(seen) == len(replayed(styled, "http")[0])
