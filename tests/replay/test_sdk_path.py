@@ -68,6 +68,20 @@ def call(
     return message
 
 
+def answer(messages: list[dict[str, Any]], message: Any) -> None:
+    """The model's turn and the harness's answer to it (every tool use answered "ok"), appended."""
+    messages.append(
+        {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in message.content]}
+    )
+    uses = [b for b in message.content if b.type == "tool_use"]
+    messages.append(
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": u.id, "content": "ok"} for u in uses],
+        }
+    )
+
+
 def harness(client: anthropic.Anthropic, edit: Any = None, extra: Any = None) -> list[Any]:
     """The loop, calling the model every way in turn; `edit(step, messages)` runs before each call,
     and `extra(step)` gives parameters to add to it."""
@@ -77,16 +91,7 @@ def harness(client: anthropic.Anthropic, edit: Any = None, extra: Any = None) ->
         if edit is not None:
             edit(step, messages)
         message = call(client, style, messages, seen, **(extra(step) if extra else {}))
-        messages.append(
-            {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in message.content]}
-        )
-        uses = [b for b in message.content if b.type == "tool_use"]
-        messages.append(
-            {
-                "role": "user",
-                "content": [{"type": "tool_result", "tool_use_id": u.id, "content": "ok"} for u in uses],
-            }
-        )
+        answer(messages, message)
     return seen
 
 
@@ -148,16 +153,7 @@ async def _async_harness(client: anthropic.AsyncAnthropic) -> list[Any]:
                 seen.append([event.type async for event in beta_stream])
                 message = await beta_stream.get_final_message()
         seen.append((style, type(message).__name__, message.model_dump()))
-        messages.append(
-            {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in message.content]}
-        )
-        uses = [b for b in message.content if b.type == "tool_use"]
-        messages.append(
-            {
-                "role": "user",
-                "content": [{"type": "tool_result", "tool_use_id": u.id, "content": "ok"} for u in uses],
-            }
-        )
+        answer(messages, message)
     return seen
 
 
