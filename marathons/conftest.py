@@ -11,14 +11,15 @@ survive, each on a seed of its own:
 
 `pytest_agentevals_run_agent(run)` is the replay and marathon layers' run hook, called for each seed
 with the marker's task (the seed under "seed") and the seed's run (`marathon.workspace`...).
+
+The agent (and the anthropic SDK under it, a second of imports) is imported inside the hooks: under
+xdist the controller loads this file too, before it starts the workers, and never runs an agent.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from examples import notes_run, taskrunner
-from examples.taskrunner import AgentState, Checkpoint
 from pytest_agentevals import AgentRun
 from pytest_agentevals.sim import Fault, FaultPlan
 
@@ -40,9 +41,13 @@ def _taskrunner(task: Any) -> bool:
 
 def pytest_agentevals_run_agent(run: AgentRun) -> Any:
     task = run.task
-    if run.layer == "marathon" and notes_run.is_notes_task(task):
+    if run.layer != "marathon":
+        return None  # a replay's call: another hook's
+    from examples import notes_run, taskrunner
+
+    if notes_run.is_notes_task(task):
         return notes_run.run_task(task, run.workspace)  # the framework examples (docs/frameworks.md)
-    if run.layer != "marathon" or not _taskrunner(task):
+    if not _taskrunner(task):
         return None  # not a marathon of this agent: another hook's
     seed = task["seed"]
     return taskrunner.run(
@@ -59,12 +64,17 @@ def pytest_agentevals_run_agent(run: AgentRun) -> Any:
 
 
 def pytest_agentevals_contract() -> dict[str, Any]:
+    from examples import taskrunner
+
     return taskrunner.contract()  # in each seed's trace: a checkpoint of it boots as a fixture would
 
 
 def pytest_agentevals_resume_agent(checkpoint: Any) -> Any:
     """The next leg of a crashed seed, from its last checkpoint: the restored workspace and state. The
     crash happened once; the weather goes on."""
+    from examples import taskrunner
+    from examples.taskrunner import AgentState, Checkpoint
+
     task = checkpoint.task
     if not _taskrunner(task):
         return None

@@ -112,6 +112,7 @@ class MarathonLayer:
         self.problems: list[str] = []
         self._commit: ci_env.Commit | None = None
         self._stored: list[SeedResult] | None = None
+        self._latest: list[SeedResult] | None = None
         self.config: pytest.Config | None = None
         self._snapshot: int | None = None  # the results file's size when the workers were started
 
@@ -128,21 +129,44 @@ class MarathonLayer:
 
     def stored(self, config: pytest.Config) -> list[SeedResult]:
         """The results at this commit from earlier sessions (none with --agentevals-rerun-seeds, or
-        when no commit is known: results of unknown code are not carried over).
+        when no commit is known: results of unknown code are not carried over)."""
+        if self._stored is None:
+            sha = self.commit(config).sha
+            self._stored = []
+            if not self.settings.rerun_seeds and sha is not None:
+                self._stored = [r for r in self._results(config) if r.commit == sha]
+        return self._stored
+
+    def _results(self, config: pytest.Config) -> list[SeedResult]:
+        """The results file's latest line per test, seed and commit, read once.
 
         Under xdist every worker reads the file as it was when the session started (its size then,
         from the controller): a worker started late, to replace a crashed one, collects what the
         others collected, not what this session has appended since."""
-        if self._stored is None:
+        if self._latest is None:
             from .results import RESULTS_FILE, latest, read_results
 
-            self._stored = []
             path = self.settings.marathon_dir / RESULTS_FILE
-            sha = self.commit(config).sha
             limit = getattr(config, "workerinput", {}).get(SNAPSHOT_KEY)
-            if not self.settings.rerun_seeds and sha is not None and path.is_file():
-                self._stored = [r for r in latest(read_results(path, limit)) if r.commit == sha]
-        return self._stored
+            self._latest = latest(read_results(path, limit)) if path.is_file() else []
+        return self._latest
+
+    def durations(self, config: pytest.Config) -> dict[tuple[str, int], float]:
+        """Each test's seeds' durations in their latest results (at any commit): the hint that orders
+        the seeds for xdist's workers. Only a hint, so a results file that cannot be read gives none
+        here (a session that keeps results reads it in `stored` and says what is wrong with it)."""
+        import warnings
+
+        from ..errors import MarathonError
+        from .results import TornResultsWarning
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TornResultsWarning)
+                results = self._results(config)
+        except (MarathonError, OSError):
+            return {}
+        return {(r.test, r.seed): r.metrics.duration_s for r in results}  # the file's order: latest last
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -246,6 +270,28 @@ class MarathonLayer:
             items[:] = [item for item in items if id(item) not in gone]
         if deselected:
             config.hook.pytest_deselected(items=deselected)
+        if is_worker(config):
+            self._longest_first(config, items)
+
+    def _longest_first(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        """On an xdist worker, each test's seeds in the slots its seeds hold, longest first
+        (`schedule.py`: so no worker runs three long seeds while another idles). Every worker reads
+        the same results file snapshot, so all of them collect the same order, as xdist requires."""
+        from .schedule import longest_first
+
+        durations = self.durations(config)
+        slots: dict[str, list[int]] = {}
+        for index, item in enumerate(items):
+            seeding = item.stash.get(SEEDING_KEY, None)
+            if seeding is not None:
+                slots.setdefault(seeding.test, []).append(index)
+        for test, places in slots.items():
+            seeded = [items[index] for index in places]
+            seeds = [item.stash[SEEDING_KEY].seed for item in seeded]
+            known = {seed: durations[test, seed] for seed in seeds if (test, seed) in durations}
+            kept = {item.stash[SEEDING_KEY].seed for item in seeded if item.stash[SEEDING_KEY].kept}
+            for index, position in zip(places, longest_first(seeds, known, kept), strict=True):
+                items[index] = seeded[position]
 
     # -- the fixtures ----------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ selection, xdist, a worker killed mid-night, more seeds while inconclusive, and 
 
 from __future__ import annotations
 
+import json
 import signal
 from pathlib import Path
 
@@ -272,6 +273,29 @@ def test_example(agentevals_marathon):
     assert alone["statuses"] == {"ok": 3, "stalled": 1}
     table = [line for line in plain.stdout.lines if "verified-pass rate" in line]
     assert table == [line for line in spread.stdout.lines if "verified-pass rate" in line]
+
+
+def test_xdist_workers_are_handed_the_seeds_longest_first(pytester: pytest.Pytester) -> None:
+    """By each seed's duration in its latest result (a seed without one first: it may be long), so a
+    short seed is left to fill in at the end; a plain session keeps the seeds' order."""
+    pytest.importorskip("xdist")
+    project(pytester, "seeds=5")
+    run(pytester).assert_outcomes(passed=5)
+    path = pytester.path / ".agentevals" / "marathons" / "results.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    took = {0: 1.0, 1: 5.0, 3: 0.1, 4: 3.0}  # seed 2: no result
+    for line in lines:
+        line["metrics"]["duration_s"] = took.get(line["seed"])
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines if line["seed"] in took))
+
+    def order(result: pytest.RunResult) -> list[int]:
+        result.assert_outcomes(passed=5)
+        return [int(line.split("[seed=")[1][0]) for line in result.stdout.lines if " PASSED " in line]
+
+    # One worker runs its items in the order it collected them, which is the order all workers collect.
+    spread = pytester.runpytest_subprocess(*OPTIONS, "--agentevals-rerun-seeds", "-v", "-n", "1")
+    assert order(spread) == [2, 1, 4, 0, 3]
+    assert order(run(pytester, "--agentevals-rerun-seeds", "-v")) == [0, 1, 2, 3, 4]
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
