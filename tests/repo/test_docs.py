@@ -74,3 +74,16 @@ def test_the_step_guide_says_its_outside_pytest_snippet_needs_the_repository_roo
     lead_in = " ".join(text[start : text.index("from pytest_agentevals.step", start)].split())
     assert "import examples" in lead_in  # the snippet imports the example agent's package...
     assert "repository root must be on `sys.path`" in lead_in  # ...and the guide says what that needs
+
+
+def test_the_frameworks_guide_turns_langsmith_s_plugin_off_as_this_repository_does(
+    pytestconfig: pytest.Config,
+) -> None:
+    guide = (REPO / "docs" / "frameworks.md").read_text()
+    said = tomllib.loads(next(code for _, code in blocks(REPO / "docs" / "frameworks.md", "toml")))
+    option = said["tool"]["pytest"]["ini_options"]["addopts"]
+    assert option == "-p no:langsmith_plugin"
+    assert "as this repository does" in guide
+    ours = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
+    assert option in ours
+    assert pytestconfig.pluginmanager.is_blocked("langsmith_plugin")  # this session runs without it
