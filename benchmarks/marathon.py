@@ -91,6 +91,11 @@ def session(folder: Path, workers: int) -> tuple[float, float]:
         "-q",
         "-p",
         "no:cacheprovider",
+        # As this repository's own pytest options do (docs/frameworks.md): langsmith, which the test
+        # extra's langchain brings, loads a plugin into every worker, about 0.9 CPU-s each, that is
+        # neither this plugin's nor the marathon's cost.
+        "-p",
+        "no:langsmith_plugin",
         "--agentevals-history=off",
         "--agentevals-rerun-seeds",
         "--agentevals-sha=bench",
