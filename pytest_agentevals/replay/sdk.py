@@ -10,9 +10,10 @@ expected next, and otherwise goes on into the SDK unchanged, through the HTTP tr
 diff and the same report whichever path saw the request first.
 
 "Provably equals" is checked per step, without serializing or parsing anything that is not new
-(`same_body`): the body's small fields (model, system, tools, parameters) are prepared as the SDK
-prepares them and compared with the recording's; the messages the step appended are prepared and
-compared; the unchanged prefix is compared object by object with the recorded one at C speed, so a
+(`same_body`): the body's small fields (model, system, tools, parameters) are compared with the
+recording's as given when they equal them (plain data, as a harness passes them), and prepared as
+the SDK prepares them first when they do not (a model object, a tuple); so are the messages the step
+appended; the unchanged prefix is compared object by object with the recorded one at C speed, so a
 message edited in place, by a harness that rewrites its history, is still a divergence.
 
 The answer is built by the SDK itself: the recorded response becomes an `httpx2.Response` handed to
@@ -58,15 +59,19 @@ def same_body(live: Mapping[str, Any], recorded: Any, prepare: Callable[[Any], A
         return False
     if len(messages) != len(recorded_messages):
         return False
-    rest = {key: value for key, value in live.items() if key != "messages"}
-    if not _rereadable(rest):
-        return False
-    prepared = prepare(rest)
-    if not isinstance(prepared, dict) or "metadata" in prepared or len(prepared) + 1 != len(recorded):
-        return False
-    for key, value in prepared.items():
-        if key not in recorded or recorded[key] != value:
+    sent = 1  # the fields the SDK sends: `messages`, and each one not omitted
+    for key, value in live.items():
+        if key == "messages" or type(value).__name__ in _OMITTED:
+            continue  # preparing drops an omitted field, so it is not sent
+        if key == "metadata" or key not in recorded:
             return False
+        sent += 1
+        if recorded[key] == value:  # plain data, as the common case: nothing to prepare
+            continue
+        if not _rereadable(value) or prepare(value) != recorded[key]:
+            return False
+    if sent != len(recorded):
+        return False
     if messages == recorded_messages:  # the common case: one C-level walk, nothing serialized
         return True
     for live_message, recorded_message in zip(messages, recorded_messages, strict=True):
@@ -78,6 +83,7 @@ def same_body(live: Mapping[str, Any], recorded: Any, prepare: Callable[[Any], A
 
 
 _PLAIN = (str, int, float, bool, type(None))
+_OMITTED = ("Omit", "NotGiven")  # the SDK's markers of a parameter not given
 
 
 def _rereadable(value: Any) -> bool:
@@ -89,7 +95,7 @@ def _rereadable(value: Any) -> bool:
         return all(_rereadable(item) for item in value.values())
     if isinstance(value, (list, tuple)):
         return all(_rereadable(item) for item in value)
-    return hasattr(value, "model_dump") or type(value).__name__ in ("Omit", "NotGiven")
+    return hasattr(value, "model_dump") or type(value).__name__ in _OMITTED
 
 
 def install(serve: Serve) -> Callable[[], None]:

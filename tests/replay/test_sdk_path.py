@@ -294,3 +294,36 @@ def test_an_sdk_without_the_private_parts_the_sdk_path_uses_replays_the_http_way
     assert _base_client.SyncAPIClient.request is before
     assert replay.report.served_sdk == 0
     assert len(seen) == len(replayed(styled, "http")[0])
+
+
+def test_the_small_fields_are_proved_as_the_sdk_would_send_them() -> None:
+    """`same_body` compares a small field as given when it equals the recording, prepares it as the
+    SDK does when it does not (a tuple, a model object), leaves an omitted one out, and proves
+    nothing it cannot: a field the recording lacks or holds and the request does not, `metadata`,
+    a changed value, a one-shot iterator (left unread for the SDK)."""
+    from anthropic import omit
+    from anthropic._utils._prepare import prepare_request_data
+    from anthropic.types import TextBlock
+
+    from pytest_agentevals.replay import sdk
+
+    def prepare(value: Any) -> Any:
+        return prepare_request_data(value, location="body")
+
+    messages = [{"role": "user", "content": TASK}]
+    recorded = {"model": "sim-a", "max_tokens": 64, "tools": agent.TOOLS, "messages": messages}
+    live = dict(recorded, messages=[dict(messages[0])])
+    assert sdk.same_body(live, recorded, prepare)
+    assert sdk.same_body(live | {"temperature": omit}, recorded, prepare)
+    assert sdk.same_body(live | {"tools": tuple(agent.TOOLS)}, recorded, prepare)
+    system = {**recorded, "system": [{"type": "text", "text": "Be brief."}]}
+    model_object = TextBlock(type="text", text="Be brief.")  # sent as its dump
+    assert sdk.same_body(live | {"system": [model_object]}, system, prepare)
+    assert not sdk.same_body(live | {"temperature": 0.5}, recorded, prepare)
+    assert not sdk.same_body({k: v for k, v in live.items() if k != "tools"}, recorded, prepare)
+    assert not sdk.same_body(live | {"metadata": {"user_id": "u"}}, recorded | {"metadata": {}}, prepare)
+    assert not sdk.same_body(live | {"max_tokens": 65}, recorded, prepare)
+    assert not sdk.same_body(live | {"max_tokens": True}, recorded | {"max_tokens": 2}, prepare)
+    tools = iter(agent.TOOLS)
+    assert not sdk.same_body(live | {"tools": tools}, recorded, prepare)
+    assert next(tools) == agent.TOOLS[0]  # not consumed

@@ -103,6 +103,19 @@ def test_a_hostile_json_is_one_error_naming_the_line(text: str, message: str) ->
     assert len(str(caught.value)) < 300
 
 
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_json_nested_exactly_to_the_limit_loads_and_one_level_more_is_refused(as_bytes: bool) -> None:
+    # The depth walk is skipped for a text with too few brackets to nest past the limit: the
+    # boundary holds on both sides, for text and bytes alike (a trace line is read as either).
+    def text(depth: int) -> str | bytes:
+        written = '{"a":' * (depth - 1) + "[]" + "}" * (depth - 1)
+        return written.encode() if as_bytes else written
+
+    assert load_json(text(MAX_DEPTH), fail) is not None
+    with pytest.raises(ConfigError, match=f"nested deeper than {MAX_DEPTH} levels"):
+        load_json(text(MAX_DEPTH + 1), fail)
+
+
 def test_an_excerpt_is_bounded() -> None:
     assert excerpt("x" * 10_000) == repr("x" * 60 + "...")
 
