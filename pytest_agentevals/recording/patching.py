@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import threading
 from collections.abc import Iterator
 from typing import Any, Protocol
 
@@ -32,41 +33,75 @@ class CassetteLike(Protocol):
 
 
 class _Adapter:
-    """The attributes vcrpy's patch builder reads off a cassette, around one of ours."""
+    """The attributes vcrpy's patch builder reads off a cassette, around one of ours (attached for
+    the duration of one `patched` block: the patches built around an adapter are reused)."""
 
     custom_patches = ()
 
-    def __init__(self, cassette: CassetteLike, label: str, skip_patchers: tuple[str, ...]) -> None:
-        self._cassette = cassette
-        self._path = label
+    def __init__(self, skip_patchers: tuple[str, ...]) -> None:
+        self._cassette: CassetteLike | None = None
+        self._path = "agentevals"
         self.skip_patchers = skip_patchers
 
+    def attach(self, cassette: CassetteLike | None, label: str) -> None:
+        self._cassette = cassette
+        self._path = label
+
+    def _attached(self) -> CassetteLike:
+        if self._cassette is None:  # only the patched block's own requests reach here
+            raise RuntimeError("agentevals: a vcrpy patch outlived its patched() block")
+        return self._cassette
+
     def can_play_response_for(self, request: Any) -> bool:
-        return self._cassette.can_play_response_for(request)
+        return self._attached().can_play_response_for(request)
 
     def play_response(self, request: Any) -> Any:
-        return self._cassette.play_response(request)
+        return self._attached().play_response(request)
 
     def append(self, request: Any, response: dict[str, Any]) -> None:
-        self._cassette.append(request, response)
+        self._attached().append(request, response)
 
     def filter_request(self, request: Any) -> Any:
-        return self._cassette.filter_request(request)
+        return self._attached().filter_request(request)
 
     @property
     def write_protected(self) -> bool:
-        return self._cassette.write_protected
+        return self._attached().write_protected
+
+
+class _Patches:
+    """vcrpy's patchers of httpx and httpx2 around one adapter. Building them (closures, wrapped
+    functions, `mock.patch` objects) cost about a millisecond, paid by every step case; the
+    patchers wrap vcrpy's saved originals, never what is patched in at build time, so a set built
+    once behaves as a fresh one each time it is entered, and is entered again by later blocks."""
+
+    def __init__(self) -> None:
+        from vcr.patch import PATCHER_NAMES, CassettePatcherBuilder
+
+        self.adapter = _Adapter(tuple(name for name in PATCHER_NAMES if name not in PATCHED))
+        self.patchers = list(CassettePatcherBuilder(self.adapter).build())
+
+
+_free: list[_Patches] = []  # sets not in use; a block nested in another (or in another thread) takes its own
+_free_lock = threading.Lock()
 
 
 @contextlib.contextmanager
 def patched(cassette: CassetteLike, label: str = "agentevals") -> Iterator[None]:
     """Route every httpx/httpx2 request through `cassette` while the block runs."""
-    # Imported here, not at the top: vcrpy's stubs pull in a dozen HTTP libraries (about 0.2 s),
-    # which every pytest session with the plugin installed would pay before running a test.
-    from vcr.patch import PATCHER_NAMES, CassettePatcherBuilder
-
-    skip = tuple(name for name in PATCHER_NAMES if name not in PATCHED)
-    with contextlib.ExitStack() as stack:
-        for patcher in CassettePatcherBuilder(_Adapter(cassette, label, skip)).build():
-            stack.enter_context(patcher)
-        yield
+    with _free_lock:
+        patches = _free.pop() if _free else None
+    if patches is None:
+        # vcrpy is imported here, not at the top: its stubs pull in a dozen HTTP libraries (about
+        # 0.2 s), which every pytest session with the plugin installed would pay before any test.
+        patches = _Patches()
+    patches.adapter.attach(cassette, label)
+    try:
+        with contextlib.ExitStack() as stack:
+            for patcher in patches.patchers:
+                stack.enter_context(patcher)
+            yield
+    finally:
+        patches.adapter.attach(None, "agentevals")
+        with _free_lock:
+            _free.append(patches)
