@@ -69,3 +69,39 @@ def test_a_block_left_by_an_error_unpatches_and_frees_its_patches() -> None:
     after = Answering("after")
     with patched(after):
         assert _get(client, "b") == "after"
+
+
+TRANSPORTS = [
+    (transport, name)
+    for transport in (
+        httpx2.HTTPTransport,
+        httpx2.AsyncHTTPTransport,
+        httpx2.MockTransport,
+        httpx2.WSGITransport,
+        httpx2.ASGITransport,
+    )
+    for name in ("handle_request", "handle_async_request")
+]
+
+
+def test_leaving_a_block_puts_back_exactly_what_was_there_inherited_attributes_included() -> None:
+    from pytest_agentevals.recording.patching import _Patches
+
+    before = [vars(transport).get(name) for transport, name in TRANSPORTS]
+    with patched(Answering("once")):
+        assert vars(httpx2.HTTPTransport)["handle_request"] is not before[0]
+    assert [vars(transport).get(name) for transport, name in TRANSPORTS] == before
+
+    class Base:
+        def method(self) -> str:
+            return "base"
+
+    class Child(Base):
+        pass
+
+    patches = _Patches()
+    patches.settings = [(Child, "method", lambda self: "patched")]
+    with patches.entered():
+        assert Child().method() == "patched"
+    assert Child().method() == "base"
+    assert "method" not in vars(Child)  # inherited again, not a copy of the base's
