@@ -37,13 +37,17 @@ def run_case(
     judge: Judge | None = None,
     prices: PriceTable | None = None,
     label: str | None = None,
+    via: str = "sdk",
 ) -> CaseRun:
-    """Decide and check one case. Raises StaleGolden when a request changed and recording is off."""
+    """Decide and check one case. Raises StaleGolden when a request changed and recording is off.
+
+    With `via="sdk"` (as `replay_via`), the SDK's Messages requests are answered at its request
+    method when they provably are the recorded ones (`replay/sdk.py`); everything else, and every
+    request with `via="http"`, goes through vcrpy's patching to the cassette, which answers, records
+    or refuses it."""
     cassette = StepCassette(label or case.label, recorded, mode, prices)
-    # The SDK's Messages requests are answered at its request method when they provably are the
-    # recorded ones (`replay/sdk.py`); everything else, and every other HTTP request, goes through
-    # vcrpy's patching to the cassette, which answers, records or refuses it.
-    with patched(cassette, cassette.label), _served_at_sdk(cassette):
+    at_sdk = _served_at_sdk(cassette) if via == "sdk" else contextlib.nullcontext()
+    with patched(cassette, cassette.label), at_sdk:
         try:
             decision = Decision.of(decide(case))
         except Exception:

@@ -137,3 +137,11 @@ def test_a_recorded_error_is_served_the_http_way_for_the_sdk_to_raise(
     with pytest.raises(anthropic.InternalServerError):
         run_case(case, _sync(), [_exchange(RECORDED, status=500)])
     assert http_asked == [f"{CLOSED}/v1/messages"]
+
+
+def test_replay_via_http_sends_every_request_the_http_way(case: Any, http_asked: list[str]) -> None:
+    recorded = [_exchange(RECORDED)]
+    run = run_case(case, _sync(), recorded, via="http")
+    assert run.outcome.ok
+    assert http_asked == [f"{CLOSED}/v1/messages"]
+    assert run.cassette.used == recorded
