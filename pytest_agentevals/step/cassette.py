@@ -1,4 +1,5 @@
-"""The decision cache of one step case, as vcrpy's patching sees a cassette.
+"""The decision cache of one step case, as vcrpy's patching sees a cassette (and as the SDK path of
+`replay/sdk.py` asks it first, `serve`, for a request that provably is the recorded one).
 
 A request recorded for the case (same canonical request, see `trace/canonical.py`) is answered
 from the recording. Any other goes to the real model and is recorded when the record mode allows it
