@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any, Protocol
@@ -83,6 +84,7 @@ class _Patches:
     def __init__(self) -> None:
         from vcr.patch import PATCHER_NAMES, CassettePatcherBuilder
 
+        self.modules = _modules()
         self.adapter = _Adapter(tuple(name for name in PATCHER_NAMES if name not in PATCHED))
         self.patchers = list(CassettePatcherBuilder(self.adapter).build())
         self.settings: list[tuple[Any, str, Any]] | None = None
@@ -90,6 +92,8 @@ class _Patches:
             self.settings = [(patcher.getter(), patcher.attribute, patcher.new) for patcher in self.patchers]
         except AttributeError:  # pragma: no cover - another unittest.mock
             self.settings = None
+        for _, _, new in self.settings or ():
+            _owners[id(new)] = self
 
     @contextlib.contextmanager
     def entered(self) -> Iterator[None]:
@@ -113,17 +117,36 @@ class _Patches:
                     setattr(target, name, original)
                 else:
                     delattr(target, name)
+                _retire_if_left_behind(original)
 
 
 _free: list[_Patches] = []  # sets not in use; a block nested in another (or in another thread) takes its own
 _free_lock = threading.Lock()
+_owners: dict[int, _Patches] = {}  # id of a patched-in function -> its set
+
+
+def _retire_if_left_behind(restored: Any) -> None:
+    """Blocks left out of order (an outer one before an inner one) leave the outer block's functions
+    patched in when the inner one puts back what it found. They keep answering with the outer
+    block's cassette, as vcrpy's patches always did; so that set is never handed to another block,
+    whose cassette those functions would otherwise start answering for."""
+    owner = _owners.get(id(restored))
+    if owner is not None:
+        with _free_lock:
+            if owner in _free:
+                _free.remove(owner)
 
 
 @contextlib.contextmanager
 def patched(cassette: CassetteLike, label: str = "agentevals") -> Iterator[None]:
     """Route every httpx/httpx2 request through `cassette` while the block runs."""
+    modules = _modules()
     with _free_lock:
-        patches = _free.pop() if _free else None
+        patches = None
+        while _free and patches is None:
+            patches = _free.pop()
+            if patches.modules != modules:
+                patches = None  # built with modules since dropped (pytester does between runs)
     if patches is None:
         # vcrpy is imported here, not at the top: its stubs pull in a dozen HTTP libraries (about
         # 0.2 s), which every pytest session with the plugin installed would pay before any test.
@@ -133,6 +156,19 @@ def patched(cassette: CassetteLike, label: str = "agentevals") -> Iterator[None]
         with patches.entered():
             yield
     finally:
-        patches.adapter.attach(None, "agentevals")
+        # The cassette stays attached until the set is reused: functions left patched in by blocks
+        # left out of order still answer with it (see _retire_if_left_behind).
         with _free_lock:
-            _free.append(patches)
+            if not _left_in(patches):
+                _free.append(patches)
+
+
+def _modules() -> tuple[int, ...]:
+    """Which vcrpy and httpx modules are loaded now: a set is reused only with the ones it was built
+    with (its functions wrap the originals that vcrpy saved when it was imported)."""
+    return tuple(id(sys.modules.get(name)) for name in ("vcr.patch", "vcr.stubs.httpx_stubs", *PATCHED))
+
+
+def _left_in(patches: _Patches) -> bool:
+    """Whether some of the set's functions are still patched in after its block (see above)."""
+    return any(vars(target).get(name) is new for target, name, new in patches.settings or ())
