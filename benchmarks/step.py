@@ -4,8 +4,8 @@ doing the same work, side by side.
 Both sides make, per case, one `messages.create` with the anthropic SDK on a frozen conversation and
 check the tool call it returns (tool name, a regex on a path, an argument present):
 - plugin: goldens/*.yaml collected as step cases; `agentevals_decide` calls the SDK, and the plugin
-  answers from goldens/*.decisions.trace.jsonl (canonical request look-up, vcrpy patching) and
-  checks the expectation;
+  answers from goldens/*.decisions.trace.jsonl (at the SDK's request method, the request proven to be
+  the recorded one; vcrpy's patching stands behind it for anything else) and checks the expectation;
 - plain: parametrized tests over the same cases in JSON, the SDK on an httpx MockTransport that
   returns the same recorded response, and three asserts; pytest without this plugin.
 

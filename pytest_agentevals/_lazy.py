@@ -42,6 +42,7 @@ def homes(package: str, init_file: str) -> dict[str, str]:
 def attach(package: str, init_file: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The `__getattr__` and `__dir__` of a package whose public names load on first use."""
     table: dict[str, str] = {}
+    folder = Path(init_file).parent
 
     def names() -> dict[str, str]:
         if not table:  # read with the first look-up: most sessions never make one
@@ -49,6 +50,10 @@ def attach(package: str, init_file: str) -> tuple[Callable[[str], Any], Callable
         return table
 
     def __getattr__(name: str) -> Any:
+        if not table and _is_submodule(folder, name):
+            # `from package import submodule` asks the package first: no public name is a
+            # submodule's, so the answer is no without parsing the block (most sessions ask only this).
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
         home = names().get(name)
         if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
@@ -60,6 +65,10 @@ def attach(package: str, init_file: str) -> tuple[Callable[[str], Any], Callable
         return sorted({*vars(sys.modules[package]), *names()})
 
     return __getattr__, __dir__
+
+
+def _is_submodule(folder: Path, name: str) -> bool:
+    return (folder / f"{name}.py").is_file() or (folder / name / "__init__.py").is_file()
 
 
 def _is_type_checking(test: ast.expr) -> bool:

@@ -40,7 +40,11 @@ Serve = Callable[[str, Mapping[str, Any], Callable[[Any], Any]], "Interaction | 
 _lock = threading.Lock()
 _serving: list[Serve] = []  # the running replays' `serve` (the newest answers)
 _original: dict[str, Any] = {}
-_urls: dict[tuple[Any, str], tuple[Any, str]] = {}  # (base URL, path) -> (URL, path and query), kept small
+# (client class, base URL, path) -> (URL, path and query): what the client's own `_prepare_url`
+# gives, which depends on nothing else, so kept across replays (a step case is one of 1,000); cleared
+# when it grows past a few clients' worth.
+_urls: dict[tuple[type, Any, str], tuple[Any, str]] = {}
+_URLS_KEPT = 64
 
 
 def same_body(live: Mapping[str, Any], recorded: Any, prepare: Callable[[Any], Any]) -> bool:
@@ -124,7 +128,6 @@ def install(serve: Serve) -> Callable[[], None]:
                     base.SyncAPIClient.request = _original["sync"]  # type: ignore[method-assign]
                     base.AsyncAPIClient.request = _original["async"]  # type: ignore[method-assign]
                     _original.clear()
-                    _urls.clear()
 
     return uninstall
 
@@ -148,9 +151,11 @@ def _patch(base: Any) -> None:
         """The httpx2 response to answer with, and the options to parse it with; None to go on."""
         if not _serving or not _covered(client, options):
             return None
-        key = (client._base_url, options.url)
+        key = (type(client), client._base_url, options.url)
         found = _urls.get(key)
         if found is None:
+            if len(_urls) >= _URLS_KEPT:
+                _urls.clear()
             url = client._prepare_url(options.url)
             found = _urls[key] = (url, url.raw_path.decode("ascii"))
         url, path = found

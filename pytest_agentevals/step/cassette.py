@@ -1,4 +1,5 @@
-"""The decision cache of one step case, as vcrpy's patching sees a cassette.
+"""The decision cache of one step case, as vcrpy's patching sees a cassette (and as the SDK path of
+`replay/sdk.py` asks it first, `serve`, for a request that provably is the recorded one).
 
 A request recorded for the case (same canonical request, see `trace/canonical.py`) is answered
 from the recording. Any other goes to the real model and is recorded when the record mode allows it
@@ -11,13 +12,15 @@ engine's (`replay/`); this file only decides per case.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import StaleGolden
 from ..recording import exchange
 from ..recording.prices import PriceTable
-from ..replay import diff, staleness
+from ..recording.recorder import current_recorder
+from ..replay import diff, sdk, staleness
+from ..replay.cassette import Interaction
 from ..replay.index import RequestIndex, incoming_request
 from ..replay.transport import loud
 from ..settings import RECORD_MODES
@@ -80,6 +83,31 @@ class StepCassette:
         if self.stale is None:
             self.stale = self._stale(canonical, expected)
         raise loud(self.stale)
+
+    # -- what the SDK path asks (replay/sdk.py) --------------------------------------------------
+
+    def serve(self, path: str, body: Mapping[str, Any], prepare: Callable[[Any], Any]) -> Interaction | None:
+        """The recorded exchange to answer a Messages request with at the SDK's request method, taken,
+        when the request provably is the one expected next (`sdk.same_body`: no serializing, no
+        parsing). None sends it on into the SDK and the HTTP path above, which decides as it always
+        has: it would take this same exchange first, so this path only says yes where that one would,
+        and a changed request is still found stale there, with the same message."""
+        if current_recorder() is not None:
+            return None  # a recorder around the case writes what goes over HTTP
+        expected = self._index.next_unused()
+        if expected is None or not expected.is_model:
+            return None
+        canonical = expected.canonical
+        if canonical["method"] != "POST" or canonical["path"] != path:
+            return None
+        if not 200 <= expected.served_response()["status"]["code"] < 300:
+            return None  # the SDK's own retry and error handling see a recorded failure
+        if not sdk.same_body(body, canonical.get("body"), prepare):
+            return None
+        self._index.mark_used(expected)
+        self._calls += 1
+        self.used.append(self._of[id(expected)])
+        return expected
 
     def _scrubbed(self, fields: dict[str, Any]) -> dict[str, Any]:
         if self._scrubber is None:

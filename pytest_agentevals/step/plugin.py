@@ -190,6 +190,7 @@ class StepItem(pytest.Function):
             judge,
             session.prices,
             self.nodeid,
+            self.config.stash[LAYER_KEY].settings.replay_via,
         )
         if run.cassette.new:
             payload["recorded"] = [exchange.as_data() for exchange in run.cassette.used]

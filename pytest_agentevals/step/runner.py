@@ -3,12 +3,14 @@ or recorded, then check it. Knows nothing of pytest."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..recording.patching import patched
 from ..recording.prices import PriceTable
+from ..replay import sdk
 from .case import StepCase
 from .cassette import StepCassette
 from .decision import Decision
@@ -35,10 +37,17 @@ def run_case(
     judge: Judge | None = None,
     prices: PriceTable | None = None,
     label: str | None = None,
+    via: str = "sdk",
 ) -> CaseRun:
-    """Decide and check one case. Raises StaleGolden when a request changed and recording is off."""
+    """Decide and check one case. Raises StaleGolden when a request changed and recording is off.
+
+    With `via="sdk"` (as `replay_via`), the SDK's Messages requests are answered at its request
+    method when they provably are the recorded ones (`replay/sdk.py`); everything else, and every
+    request with `via="http"`, goes through vcrpy's patching to the cassette, which answers, records
+    or refuses it."""
     cassette = StepCassette(label or case.label, recorded, mode, prices)
-    with patched(cassette, cassette.label):
+    at_sdk = _served_at_sdk(cassette) if via == "sdk" else contextlib.nullcontext()
+    with patched(cassette, cassette.label), at_sdk:
         try:
             decision = Decision.of(decide(case))
         except Exception:
@@ -48,3 +57,12 @@ def run_case(
         outcome = case.expect.check(decision, judge)
         cassette.raise_if_stale()  # the judge's own call
     return CaseRun(case, decision, outcome, cassette)
+
+
+@contextlib.contextmanager
+def _served_at_sdk(cassette: StepCassette) -> Iterator[None]:
+    uninstall = sdk.install(cassette.serve)
+    try:
+        yield
+    finally:
+        uninstall()

@@ -103,17 +103,23 @@ def test_a_hostile_json_is_one_error_naming_the_line(text: str, message: str) ->
     assert len(str(caught.value)) < 300
 
 
-@pytest.mark.parametrize("as_bytes", [False, True])
-def test_json_nested_exactly_to_the_limit_loads_and_one_level_more_is_refused(as_bytes: bool) -> None:
-    # The depth walk is skipped for a text with too few brackets to nest past the limit: the
-    # boundary holds on both sides, for text and bytes alike (a trace line is read as either).
-    def text(depth: int) -> str | bytes:
-        written = '{"a":' * (depth - 1) + "[]" + "}" * (depth - 1)
-        return written.encode() if as_bytes else written
+@pytest.mark.parametrize("as_bytes", [False, True], ids=["text", "bytes"])
+@pytest.mark.parametrize("opener", ["[", "{"], ids=["arrays", "objects"])
+def test_nesting_is_refused_just_past_the_bound(as_bytes: bool, opener: str) -> None:
+    # The depth walk is skipped for lines with too few brackets to be that deep: the bound must
+    # still hold exactly, for either kind of bracket, and brackets inside strings open nothing.
+    def nested(depth: int) -> str:
+        if opener == "[":
+            return "[" * depth + "]" * depth
+        return '{"a": ' * (depth - 1) + "{}" + "}" * (depth - 1)
 
-    assert load_json(text(MAX_DEPTH), fail) is not None
+    def load(text: str) -> Any:
+        return load_json(text.encode() if as_bytes else text, fail)
+
+    assert load(nested(MAX_DEPTH)) is not None
+    assert load(json.dumps({"text": opener * MAX_DEPTH * 2})) == {"text": opener * MAX_DEPTH * 2}
     with pytest.raises(ConfigError, match=f"nested deeper than {MAX_DEPTH} levels"):
-        load_json(text(MAX_DEPTH + 1), fail)
+        load(nested(MAX_DEPTH + 1))
 
 
 def test_an_excerpt_is_bounded() -> None:
