@@ -389,8 +389,8 @@ class Scrubber:
         self._environment = _Environment(environ)
         self._given: dict[str, str] = {}
         self._compiled: _Compiled | None = None
-        self._memo: dict[str, tuple[str, int]] = {}  # text -> (scrubbed, secrets in it); see memo()
-        self._memo_of: _Compiled | None = None  # the secrets the memo was made with
+        self._memo_scrub: Callable[[str], str] | None = None  # see memo()
+        self._memo_of: _Compiled | None = None  # the secrets it was made with
         self.redactions = 0
         self.add(extra_values)
 
@@ -429,11 +429,17 @@ class Scrubber:
         """`scrub_text` for a batch of strings that repeat (the test ids of a JUnit file, the same
         in every file): each distinct string is searched once, a repeat answered from the memo,
         replaced again and counted again. The secrets are those of now: the environment is read
-        again at the next call, which drops the memo if they changed — so call it once per batch."""
+        again at the next call, which drops the memo if they changed — so call it once per batch.
+        While the secrets stay the same it returns the same function, so a caller may remember
+        what it derived from the answers for as long as it gets that function back."""
         compiled = self._current()
-        if self._memo_of is not compiled:
-            self._memo, self._memo_of = {}, compiled
-        memo = self._memo
+        if self._memo_of is not compiled or self._memo_scrub is None:
+            self._memo_of = compiled
+            self._memo_scrub = self._memo_function(compiled)
+        return self._memo_scrub
+
+    def _memo_function(self, compiled: _Compiled) -> Callable[[str], str]:
+        memo: dict[str, tuple[str, int]] = {}  # text -> (scrubbed, secrets in it)
 
         def scrub(text: str) -> str:
             known = memo.get(text)
