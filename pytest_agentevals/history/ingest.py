@@ -59,6 +59,10 @@ class Ingester:
         self.say = say
         self.ids = junit.TestIds(rootdir, store.known_tests())
         self.scrubber = Scrubber()  # a parametrized test id can hold a value: none is stored
+        # (classname, name) -> (scrubbed test id, its layer in the history, secrets in it): the same
+        # tests come back in every file. Made with one memo of the scrubber, dropped with it.
+        self._resolved: dict[tuple[str, str], tuple[str, str | None, int]] = {}
+        self._resolved_by: Callable[[str], str] | None = None
 
     def ingest(
         self,
@@ -139,17 +143,29 @@ class Ingester:
 
     def _attempts(self, parsed: junit.JUnitFile) -> list[Attempt]:
         out: list[Attempt] = []
-        nodeid_of, layer_of = self.ids.nodeid, self.ids.layer
-        scrub = self.scrubber.memo()  # the same ids come back in every file: each scrubbed once
+        scrubber = self.scrubber
+        scrub = scrubber.memo()  # the same ids come back in every file: each scrubbed once
+        if scrub is not self._resolved_by:  # new secrets: an id may scrub differently now
+            self._resolved, self._resolved_by = {}, scrub
+        resolved, nodeid_of, layer_of = self._resolved, self.ids.nodeid, self.ids.layer
         append = out.append
+        new = tuple.__new__  # Attempt's own __new__ is a Python function: a tenth of this loop
         for case in parsed.cases:
-            test_id = scrub(nodeid_of(case.classname, case.name))
-            layer = case.layer or layer_of(test_id)
+            key = (case.classname, case.name)
+            known = resolved.get(key)
+            if known is None:
+                before = scrubber.redactions
+                test_id = scrub(nodeid_of(*key))
+                known = resolved[key] = (test_id, layer_of(test_id), scrubber.redactions - before)
+            elif known[2]:
+                scrubber.redactions += known[2]  # each occurrence counted, as scrub_text would
+            test_id = known[0]
+            layer = case.layer or known[1]
             variant = scrub(case.variant) if case.variant else ""
             outcomes = case.outcomes
             if len(outcomes) == 1:  # the common case: no rerun
-                append(Attempt(test_id, layer, variant, 1, *outcomes[0]))
+                append(new(Attempt, (test_id, layer, variant, 1, *outcomes[0], None)))
                 continue
             for number, (outcome, seconds) in enumerate(outcomes, start=1):
-                append(Attempt(test_id, layer, variant, number, outcome, seconds))
+                append(new(Attempt, (test_id, layer, variant, number, outcome, seconds, None)))
         return out

@@ -15,7 +15,9 @@ Body = dict[str, Any]
 def common_prefix(previous: list[Any], current: list[Any]) -> int:
     limit = min(len(previous), len(current))
     index = 0
-    while index < limit and previous[index] == current[index]:
+    # `is` first: a recorded history's kept messages are the previous request's own objects
+    # (recording/bodies.py), each settled without walking it.
+    while index < limit and (previous[index] is current[index] or previous[index] == current[index]):
         index += 1
     return index
 
