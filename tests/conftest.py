@@ -19,6 +19,13 @@ from tests.pg_support import PgServer, server_session
 
 REPO = Path(__file__).resolve().parent.parent
 
+# Bytecode caches, as a developer's machine keeps them, for this process, its xdist workers and every
+# pytest or agentevals process the suite starts: with PYTHONDONTWRITEBYTECODE set (as on this CI
+# image) each of those hundreds of processes compiled the package, and pytest rewrote the asserts of
+# every test module it imported, again from source. The benchmarks do the same for their sessions.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _load_every_module() -> None:
