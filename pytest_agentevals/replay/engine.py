@@ -313,14 +313,7 @@ class Replayer:
             else:
                 queue, position = self._queues.get(route, []), self._heads.get(route, 0)
                 expected = queue[position] if position < len(queue) else None
-            if expected is None or not expected.is_model:
-                return None
-            canonical = expected.canonical
-            if canonical["method"] != "POST" or canonical["path"] != path:
-                return None
-            if not 200 <= expected.served_response()["status"]["code"] < 300:
-                return None  # the SDK's own retry and error handling see a recorded failure
-            if not sdk.same_body(body, canonical.get("body"), prepare):
+            if expected is None or not sdk.answers(expected, path, body, prepare):
                 return None
             self._index.mark_used(expected)
             if self.mode == "sequential":

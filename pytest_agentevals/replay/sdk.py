@@ -47,6 +47,20 @@ _urls: dict[tuple[type, Any, str], tuple[Any, str]] = {}
 _URLS_KEPT = 64
 
 
+def answers(expected: Interaction, path: str, body: Mapping[str, Any], prepare: Callable[[Any], Any]) -> bool:
+    """Whether the recorded exchange expected next may answer this Messages request here: a model
+    POST to the same path and query, recorded as a success (the SDK's own retry and error handling
+    see a recorded failure), whose body provably is this one (`same_body`)."""
+    if not expected.is_model:
+        return False
+    canonical = expected.canonical
+    if canonical["method"] != "POST" or canonical["path"] != path:
+        return False
+    if not 200 <= expected.served_response()["status"]["code"] < 300:
+        return False
+    return same_body(body, canonical.get("body"), prepare)
+
+
 def same_body(live: Mapping[str, Any], recorded: Any, prepare: Callable[[Any], Any]) -> bool:
     """Whether a live Messages body (as the caller passed it, `Omit` values included) is, once the
     SDK prepares and sends it, the recorded canonical body. False means "not proven": the caller
