@@ -27,10 +27,9 @@ import functools
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from ..errors import HistoryError, LinkRefused
@@ -94,19 +93,16 @@ _COMPANIONS = ("", "-wal", "-shm", "-journal")
 _SQLITE_OWN = frozenset({"sqlite_stat1", "sqlite_stat4", "sqlite_sequence"})
 
 
-@functools.cache
-def _expected_objects() -> Mapping[str, tuple[str, str | None]]:
+def _expected_objects() -> dict[str, tuple[str, str | None]]:
     """name -> (type, SQL) of every object our schema makes, read back from a scratch in-memory
-    database so the text is exactly what SQLite stores (auto-indexes have no SQL). Worked out once
-    per process: it depends on the schema and the SQLite library only, and cost every session that
-    opened its history ~2 ms."""
+    database so the text is exactly what SQLite stores (auto-indexes have no SQL)."""
     conn = sqlite3.connect(":memory:", isolation_level=None)
     try:
         _create_schema(conn.cursor())
         rows = conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
     finally:
         conn.close()
-    return MappingProxyType({name: (kind, sql) for kind, name, sql in rows})
+    return {name: (kind, sql) for kind, name, sql in rows}
 
 
 def _create_schema(cur: sqlite3.Cursor) -> None:

@@ -167,15 +167,3 @@ def test_a_hostile_history_is_refused_by_a_session_and_by_flaky_ingest(
     assert "Traceback" not in done.stderr
     assert path.read_bytes() == before  # nothing written, nothing lost
     assert sorted(p.name for p in path.parent.iterdir()) == ["history.sqlite"]  # no -wal, no -journal
-
-
-def test_the_schema_a_file_is_compared_with_is_made_once_and_cannot_be_changed(tmp_path: Path) -> None:
-    from pytest_agentevals.history import sqlite as history_sqlite
-
-    expected = history_sqlite._expected_objects()
-    SQLiteStore(tmp_path / "a.sqlite").close()
-    SQLiteStore(tmp_path / "b.sqlite").close()
-    assert history_sqlite._expected_objects() is expected  # not a scratch database per open
-    assert {"sources", "tests", "attempts", "attempt_rows"} <= set(expected)
-    with pytest.raises(TypeError):
-        expected["extra_view"] = ("view", "CREATE VIEW extra_view AS SELECT 1")  # type: ignore[index]
