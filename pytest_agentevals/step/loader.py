@@ -47,6 +47,14 @@ class GoldensFile:
         raise GoldenError(f"{self.path}::{case_id}", "no such case", f"cases in this file: {known}")
 
 
+def display_path(path: Path, rootdir: Path) -> str:
+    """How errors name a file of the session: relative to its rootdir when it is inside."""
+    try:
+        return str(path.relative_to(rootdir))
+    except ValueError:
+        return str(path)
+
+
 def load_goldens(path: str | Path, display: str | None = None) -> GoldensFile:
     """Read and check a goldens file. `display` is how errors name it (default: the path as given)."""
     path = Path(path)
