@@ -150,7 +150,7 @@ class GoldensCollector(pytest.File):
 
         rootdir = self.config.stash[LAYER_KEY].settings.rootdir
         try:
-            goldens = load_goldens(self.path, display_path(self.path, rootdir))
+            goldens = load_goldens(self.path, display_path(self.path, rootdir), root=rootdir)
         except GoldenError as exc:
             raise self.CollectError(str(exc)) from None
         # Every case of a file runs the same function in the same place, so its fixture closure is
