@@ -4,8 +4,9 @@
   one model call, and `growth` (the ratio of the two: linear growth is about 1; every checkpoint
   holds the graph's whole state, stored as a delta against the previous one);
 - `overhead_ratio` of each example (LangGraph, pydantic-ai) at 20 notes: recording on over off, the
-  median wall time of runs alternated in this one process against one simulated server, with the
-  CPU time ratio beside it.
+  median wall time of runs alternated in this one process against one simulated server (which of the
+  two goes first alternating too), with the CPU time ratio beside it and `cpu_ms_per_step`, the CPU
+  milliseconds recording adds per model step (median on - median off, over the run's steps).
 
 Run from the repository root (needs pytest-agentevals[langgraph] and [pydantic-ai]):
 
@@ -70,13 +71,25 @@ def main() -> None:
             off: list[tuple[float, float]] = []
             on: list[tuple[float, float]] = []
             for index in range(repeats):
-                # Alternate, so drift in the machine's load falls on both sides alike.
-                off.append(once(run, sim.url, folder, 20, None))
-                on.append(once(run, sim.url, folder, 20, folder / f"{name}-{index}.trace.jsonl"))
+                # Alternate, so drift in the machine's load falls on both sides alike, and so does
+                # going first (the second run of a pair finds the caches the first one warmed).
+                trace = folder / f"{name}-{index}.trace.jsonl"
+                for recorded in (False, True) if index % 2 == 0 else (True, False):
+                    (on if recorded else off).append(
+                        once(run, sim.url, folder, 20, trace if recorded else None)
+                    )
+            steps = sum(1 for event in read_trace(trace) if event["type"] == "model_call")
             wall = statistics.median(r[0] for r in on) / statistics.median(r[0] for r in off)
-            cpu = statistics.median(r[1] for r in on) / statistics.median(r[1] for r in off)
+            cpu_on, cpu_off = statistics.median(r[1] for r in on), statistics.median(r[1] for r in off)
             emit(f"{name} 20 notes", "overhead_ratio", wall)
-            emit(f"{name} 20 notes", "cpu_overhead_ratio", cpu)
+            emit(f"{name} 20 notes", "cpu_overhead_ratio", cpu_on / cpu_off)
+            emit(
+                f"{name} 20 notes",
+                "cpu_ms_per_step",
+                (cpu_on - cpu_off) * 1000 / steps,
+                digits=3,
+                steps=steps,
+            )
 
 
 if __name__ == "__main__":

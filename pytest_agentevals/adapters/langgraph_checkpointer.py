@@ -51,6 +51,7 @@ class RecordedCheckpointer(BaseCheckpointSaver[Any]):
         self.saver = saver
         self.workspace = workspace
         self.codecs = dict(codecs or {})
+        self._memo = langgraph_state.MessageMemo()  # each thread's messages, encoded once each
 
     @property
     def config_specs(self) -> list[Any]:
@@ -88,7 +89,7 @@ class RecordedCheckpointer(BaseCheckpointSaver[Any]):
         if current_recorder() is None:
             return None
         self._check_durability(config)
-        return checkpoint_state(config, checkpoint, metadata, self.codecs)
+        return checkpoint_state(config, checkpoint, metadata, self.codecs, self._memo)
 
     def _record(self, state: dict[str, Any] | None) -> None:
         if state is not None:
@@ -96,20 +97,26 @@ class RecordedCheckpointer(BaseCheckpointSaver[Any]):
 
 
 def checkpoint_state(
-    config: RunnableConfig, checkpoint: Any, metadata: Any, codecs: Mapping[str, Codec]
+    config: RunnableConfig,
+    checkpoint: Any,
+    metadata: Any,
+    codecs: Mapping[str, Codec],
+    memo: langgraph_state.MessageMemo | None = None,
 ) -> dict[str, Any]:
-    """What a checkpoint event holds of one LangGraph checkpoint: plain JSON (`langgraph_state.py`)."""
+    """What a checkpoint event holds of one LangGraph checkpoint: plain JSON (`langgraph_state.py`;
+    with `memo`, the thread's unchanged messages as they were encoded at its previous checkpoint)."""
     values = checkpoint.get("channel_values", {})
     configurable = config.get("configurable", {})
     step = metadata.get("step") if isinstance(metadata, Mapping) else None
+    thread_id, namespace = configurable.get("thread_id"), configurable.get("checkpoint_ns", "")
     return {
         "framework": FRAMEWORK,
-        "thread_id": configurable.get("thread_id"),
-        "checkpoint_ns": configurable.get("checkpoint_ns", ""),
+        "thread_id": thread_id,
+        "checkpoint_ns": namespace,
         "step": step,
         "source": metadata.get("source") if isinstance(metadata, Mapping) else None,
         "next": langgraph_state.next_nodes(values),
-        "values": langgraph_state.encode(values, codecs),
+        "values": langgraph_state.encode(values, codecs, memo, (thread_id, namespace)),
     }
 
 

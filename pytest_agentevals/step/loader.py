@@ -15,13 +15,15 @@ case and key.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import GoldenError
+from ..errors import GoldenError, LinkRefused
+from ..fileio import open_nofollow
 from .case import StepCase
 from .kinds import KIND_NAMES, parse_expectation
 from .yamlio import key_path, line_of, load_yaml
@@ -47,12 +49,33 @@ class GoldensFile:
         raise GoldenError(f"{self.path}::{case_id}", "no such case", f"cases in this file: {known}")
 
 
-def load_goldens(path: str | Path, display: str | None = None) -> GoldensFile:
-    """Read and check a goldens file. `display` is how errors name it (default: the path as given)."""
+def display_path(path: Path, rootdir: Path) -> str:
+    """How errors name a file of the session: relative to its rootdir when it is inside."""
+    try:
+        return str(path.relative_to(rootdir))
+    except ValueError:
+        return str(path)
+
+
+def load_goldens(path: str | Path, display: str | None = None, root: Path | None = None) -> GoldensFile:
+    """Read and check a goldens file. `display` is how errors name it (default: the path as given).
+
+    Never through a link: a goldens file that is one, or a folder between `root` (default: the working
+    directory) and it that is one, could point anywhere on the machine (`fileio.refuse_links`).
+    """
     path = Path(path)
     display = display or str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        descriptor = open_nofollow(path, os.O_RDONLY, root=root)
+        with open(descriptor, encoding="utf-8") as file:
+            text = file.read()
+    except LinkRefused as exc:
+        raise GoldenError(
+            display,
+            f"is a symbolic link, or inside one ({exc.link} -> {os.readlink(exc.link)}), and a goldens "
+            "file is never read through one",
+            "replace the link with the goldens file or folder it stands for, or delete it",
+        ) from None
     except OSError as exc:
         raise GoldenError(display, f"cannot be read: {exc.strerror}", "check the path") from None
     except UnicodeDecodeError:

@@ -1,7 +1,7 @@
 """The step layer's pytest face: collects goldens files (each case a `StepItem` marked `step`),
 offers the overridable fixtures, and at the end of the session writes what the cases recorded or
-re-blessed. Registered by `pytest_agentevals.plugin` with the run's settings; the engine (loader,
-runner, decision stores) loads with the first goldens file the session collects.
+re-blessed. Registered by `pytest_agentevals.plugin` with the run's settings; the loader loads with
+the first goldens file the session collects, the runner and decision stores with the first case run.
 
 An item is a `pytest.Function` whose function asks for the `agentevals_decide` and
 `agentevals_judge` fixtures, so a conftest.py overrides them as it would any fixture, at any scope.
@@ -22,7 +22,7 @@ from ..errors import GoldenError
 from ..faces import is_worker
 from ..settings import Settings
 
-if TYPE_CHECKING:  # the engine loads with the first goldens file the session collects
+if TYPE_CHECKING:  # the engine loads with the first goldens file collected or case run
     from .case import StepCase
     from .judge import Judge, JudgeSpec, JudgeVerdict
     from .runner import CaseRun, Decide
@@ -46,7 +46,7 @@ class StepLayer:
 
     @property
     def session(self) -> StepSession:
-        """The session's step cases and decision stores, made with the first goldens file."""
+        """The session's decision stores and writes, made when the first case runs."""
         if self._session is None:
             from .session import StepSession
 
@@ -145,11 +145,12 @@ class GoldensCollector(pytest.File):
     line, case and key, with no traceback."""
 
     def collect(self) -> Iterator[StepItem]:
-        from .loader import load_goldens
+        # The loader only: the session's decision stores (and what they import) wait for a run.
+        from .loader import display_path, load_goldens
 
-        session = self.config.stash[LAYER_KEY].session
+        rootdir = self.config.stash[LAYER_KEY].settings.rootdir
         try:
-            goldens = load_goldens(self.path, session.display(self.path))
+            goldens = load_goldens(self.path, display_path(self.path, rootdir), root=rootdir)
         except GoldenError as exc:
             raise self.CollectError(str(exc)) from None
         # Every case of a file runs the same function in the same place, so its fixture closure is

@@ -16,7 +16,7 @@ from ..errors import GoldenError
 from ..fileio import write_atomic
 from ..recording.prices import PriceTable
 from ..trace.scrub import Scrubber
-from .loader import load_goldens, parse_goldens
+from .loader import display_path, load_goldens, parse_goldens
 from .store import DecisionStore, store_path, write_store
 from .yamlio import replace_expect
 
@@ -40,10 +40,7 @@ class StepSession:
         self._diffs: list[tuple[str, str]] = []
 
     def display(self, path: Path) -> str:
-        try:
-            return str(path.relative_to(self.rootdir))
-        except ValueError:
-            return str(path)
+        return display_path(path, self.rootdir)
 
     def store(self, goldens_path: Path) -> DecisionStore:
         store = self._stores.get(goldens_path)

@@ -9,6 +9,7 @@ session recorded something new.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -73,6 +74,16 @@ class DecisionStore:
 
     def _read(self) -> dict[str, list[Exchange]]:
         by_case: dict[str, list[Exchange]] = {}
+        if self.path.is_symlink():
+            # Never read through: a link in a pull request can point at any file on the machine (the
+            # goldens file beside it and the folders above are checked as it is collected).
+            raise GoldenError(
+                self.display,
+                f"is a symbolic link (to {os.readlink(self.path)}), and recorded decisions are never "
+                "read through one",
+                "replace the link with the decisions file it stands for, or delete it and re-record "
+                "with --agentevals-record=new",
+            )
         if not self.path.exists():
             return by_case
         try:

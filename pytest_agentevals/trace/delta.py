@@ -94,6 +94,48 @@ STATE_DEPTH = 4
 _STATE_KEYS = frozenset({"set", "unset", "extend", "patch"})
 
 
+class Frozen(dict[str, Any]):
+    """A JSON object in a checkpoint state that its maker never changes once it is handed over (a
+    promise, not enforced): the writer keeps it as it is, not a copy, for the next state's delta to
+    settle it by `is` when the next state holds it again (the LangGraph adapter's encoded messages,
+    one object per message for as long as the message is unchanged). Written as any object is."""
+
+    __slots__ = ()
+
+
+def relink(copy: Any, original: Any, depth: int = STATE_DEPTH) -> Any:
+    """`copy` (a state read back from its JSON) with each `Frozen` object of `original` put back where
+    a state delta `depth` levels deep compares by `is`: a value of an object down to `depth` levels,
+    and an item of a list there. Changes `copy` in place and returns it."""
+    if type(original) is Frozen:
+        return original
+    if isinstance(original, dict) and isinstance(copy, dict):
+        if depth > 0 and len(copy) == len(original):  # not when keys JSON made one ("1" and 1)
+            for key, value in original.items():
+                if isinstance(value, dict | list | tuple) and type(key) is str and key in copy:
+                    copy[key] = relink(copy[key], value, depth - 1)
+    elif isinstance(original, list | tuple) and isinstance(copy, list) and len(copy) == len(original):
+        for index, item in enumerate(original):
+            if type(item) is Frozen:
+                copy[index] = item
+    return copy
+
+
+def relink_delta(copy: dict[str, Any], original: dict[str, Any], depth: int = STATE_DEPTH) -> dict[str, Any]:
+    """`relink` for a state delta (`copy` its JSON read back): the `Frozen` objects of what it sets,
+    appends and patches, so the state it makes holds them as `original` did."""
+    for key, value in original.get("set", {}).items():
+        if isinstance(value, dict | list | tuple) and type(key) is str:
+            copy["set"][key] = relink(copy["set"][key], value, depth - 1)
+    for key, grown in original.get("extend", {}).items():
+        if type(key) is str:
+            relink(copy["extend"][key]["append"], grown["append"], 0)
+    for key, inner in original.get("patch", {}).items():
+        if type(key) is str:
+            relink_delta(copy["patch"][key], inner, depth - 1)
+    return copy
+
+
 def encode_state(previous: dict[str, Any] | None, current: dict[str, Any]) -> dict[str, Any] | None:
     """The delta from the previous checkpoint's state to `current`, or None to store it whole (no
     previous state, or one sharing nothing with it)."""

@@ -8,7 +8,8 @@ An error quotes at most `EXCERPT` characters of the input, never a repr of what 
 
 - JSON: nesting at most `MAX_DEPTH` levels; integers within Python's digit limit (4300 by
   default), reported as ours with the line.
-- YAML: composed before it is built; refused when its aliases would expand it past `MAX_EXPANSION`
+- YAML: plain data (no anchor, alias or tag) built from the parser's events; anything else
+  composed before it is built, and refused when its aliases would expand it past `MAX_EXPANSION`
   times its written nodes (at least `MIN_EXPANDED_NODES`), when an alias contains itself, when it
   nests past `MAX_DEPTH`, or holds a tag other than the safe loader's; every number, date and
   binary is built once on its own first, so a bad one names its line and key.

@@ -152,7 +152,8 @@ class TraceWriter:
 
         The previous state is kept as a copy (through JSON, as it was written; after a delta, the delta
         applied to the previous copy): a harness that changes its state in place after a checkpoint
-        must not change what the next delta is taken against.
+        must not change what the next delta is taken against. A `delta.Frozen` object, which its
+        maker never changes, is kept itself, so the next delta settles it by `is` (not walking it).
         A checkpoint that is a delta already (as `TraceReader(resolve=False)` reads it) is stored as
         it is; the next whole state is then stored whole."""
         state = event.get("state")
@@ -163,10 +164,11 @@ class TraceWriter:
         previous = self._previous_state
         state_delta = delta.encode_state(previous, state)
         if previous is None or state_delta is None:
-            self._previous_state = json.loads(serialize(state))
+            self._previous_state = delta.relink(json.loads(serialize(state)), state)
             return event
         # Only what changed is copied: the rest of the previous copy is the writer's own already.
-        self._previous_state = delta.apply_state(previous, json.loads(serialize(state_delta)))
+        copied = delta.relink_delta(json.loads(serialize(state_delta)), state_delta)
+        self._previous_state = delta.apply_state(previous, copied)
         stored = {key: value for key, value in event.items() if key != "state"}
         stored["state_delta"] = state_delta
         return stored

@@ -1,5 +1,9 @@
 """The bounded YAML loader (see `loaders.py`): composed before it is built, aliases, depth and tags
-bounded, every number, date and binary checked alone so a bad one names its line and key."""
+bounded, every number, date and binary checked alone so a bad one names its line and key.
+
+A document of plain data (no anchor, alias or tag, nesting well within the bound) is built straight
+from the parser's events instead (`yaml_plain.py`), about five times faster; at the first event that
+is not plain data it declines, and the document is read again here."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any, Final
 import yaml
 
 from .loaders import MAX_DEPTH, Fail, excerpt
+from .yaml_plain import DECLINED, build_plain
 
 MAX_EXPANSION: Final = 10
 MIN_EXPANDED_NODES: Final = 100_000
@@ -161,6 +166,18 @@ def load_yaml(text: str | bytes, fail: Fail, *, python_tags: bool = False) -> An
     `python_tags` also allows the Python str, unicode and tuple tags vcrpy writes. The problem
     `fail` gets is bare; `fix_for` gives the fix for an alias problem.
     """
+    loader = (_PythonTagsLoader if python_tags else _Loader)(text)
+    try:
+        # Plain data (no anchor, alias or tag) is built from the parser's events at once; anything
+        # else is declined and read again, bounded before it is built (`yaml_plain.py`).
+        plain = build_plain(loader)
+    finally:
+        loader.dispose()
+    return bounded_yaml(text, fail, python_tags=python_tags) if plain is DECLINED else plain
+
+
+def bounded_yaml(text: str | bytes, fail: Fail, *, python_tags: bool = False) -> Any:
+    """`load_yaml` without its fast path: counted, composed and checked node by node, then built."""
     loader = (_PythonTagsLoader if python_tags else _Loader)(text)
     allowed = _PYTHON_TAGS if python_tags else _SAFE_TAGS
     try:

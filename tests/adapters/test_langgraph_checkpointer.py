@@ -23,7 +23,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
-from pytest_agentevals.adapters import RecordedCheckpointer, boot_thread, graph_contract, import_thread
+from pytest_agentevals.adapters import (
+    RecordedCheckpointer,
+    boot_thread,
+    graph_contract,
+    import_thread,
+    langgraph_state,
+)
 
 SECRET = "sk-ant-api03-" + "planted" + "Q" * 50
 
@@ -93,6 +99,43 @@ def test_each_checkpoint_is_plain_json_with_a_matching_workspace_and_no_secret(t
     assert SECRET not in text  # readable state: scrubbed like everything
     assert "planted" not in text
     assert "[REDACTED]" in last["values"]["messages"][0]["data"]["content"]
+
+
+def test_an_older_message_edited_in_place_by_a_node_shows_in_the_next_checkpoint(tmp_path: Path) -> None:
+    """Each message is encoded once while it is unchanged (`MessageMemo`); a node that edits an older
+    message in place, a field replaced or a value deep inside one changed, is seen at once: every
+    recorded state is the saver's own checkpoint, as LangGraph holds it."""
+    edits = [
+        lambda first: setattr(first, "content", "edited"),
+        lambda first: first.additional_kwargs.setdefault("notes", []).append({"n": 1}),
+        lambda first: first.additional_kwargs["notes"][0].update(n=2),
+    ]
+
+    def work(state: State) -> dict[str, Any]:
+        done = state["done"]
+        edits[done](state["messages"][0])  # the run's first message, in place
+        return {"done": done + 1, "messages": [AIMessage(content=f"step {done}")]}
+
+    graph = StateGraph(State)
+    graph.add_node("work", work)
+    graph.add_edge(START, "work")
+    graph.add_conditional_edges("work", lambda state: END if state["done"] >= len(edits) else "work")
+    saver = InMemorySaver()
+    config: Any = {"configurable": {"thread_id": "t1"}}
+    trace = tmp_path / "run.trace.jsonl"
+    with ae.Recorder(trace, http=False):
+        graph.compile(checkpointer=RecordedCheckpointer(saver)).invoke(
+            {"messages": [HumanMessage(content="first")], "done": 0}, config, durability="sync"
+        )
+    recorded = [event["state"]["values"] for event in checkpoints(trace)]
+    saved = [
+        langgraph_state.encode(saved.checkpoint["channel_values"], {})
+        for saved in reversed(list(saver.list(config)))
+    ]
+    assert json.dumps(recorded) == json.dumps(saved)
+    first = [values["messages"][0]["data"] for values in recorded[1:]]
+    assert [data["content"] for data in first] == ["first", "edited", "edited", "edited"]
+    assert [data["additional_kwargs"] for data in first[2:]] == [{"notes": [{"n": 1}]}, {"notes": [{"n": 2}]}]
 
 
 def test_async_durability_with_a_workspace_is_refused_at_the_first_checkpoint(tmp_path: Path) -> None:

@@ -248,3 +248,24 @@ def test_a_hostile_goldens_file_is_refused_before_it_is_built(
     assert f"goldens/{expected.strip('*')}" in result.stdout.str()  # `[0]` is no fnmatch class here
     assert "Traceback" not in result.stdout.str()
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+@pytest.mark.parametrize("linked", ["file", "folder"])
+def test_a_linked_goldens_file_is_never_read_through_the_link(
+    pytester: pytest.Pytester, goldens: Path, linked: str
+) -> None:
+    # A link in a pull request can point at any file on the machine: the goldens file it stands for
+    # (here a good one, whose cases would pass) is never read, and the error names the link.
+    elsewhere = pytester.mkdir("elsewhere")
+    (elsewhere / "outside.yaml").write_text(GOLDENS.replace("step-", "outside-"))
+    if linked == "file":
+        (goldens / "outside.yaml").symlink_to(elsewhere / "outside.yaml")
+        link = "goldens/outside.yaml"
+    else:
+        (goldens / "shared").symlink_to(elsewhere, target_is_directory=True)
+        link = "goldens/shared"
+    result = run(pytester, "goldens", "-m", "step", "--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines([f"*: is a symbolic link, or inside one (*{link} -> *elsewhere*"])
+    assert "outside-" not in result.stdout.str()  # nothing of the linked file was collected
+    assert "Traceback" not in result.stdout.str()

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_agentevals.errors import TraceFormatError
 from pytest_agentevals.trace import delta
@@ -128,3 +130,75 @@ def test_deep_patches_are_bounded_in_depth() -> None:
         nested = {"patch": {"k": nested}}
     with pytest.raises(ValueError, match="deeper than"):
         delta.check_state(nested)
+
+
+def test_a_frozen_object_is_kept_itself_not_copied(tmp_path: Path) -> None:
+    """`delta.Frozen` (what its maker never changes: the LangGraph adapter's encoded messages) is kept
+    by the writer itself for the next delta, which then settles it by `is`; anything else is copied."""
+    frozen = [delta.Frozen({"role": "user", "content": "a"}), delta.Frozen({"role": "ai", "content": "b"})]
+    plain = {"role": "ai", "content": "c"}
+    with TraceWriter(tmp_path / "run.trace.jsonl") as writer:
+        writer.write(START)
+        writer.write(checkpoint(1, {"values": {"messages": frozen[:1]}}))
+        writer.write(checkpoint(2, {"values": {"messages": [*frozen, plain]}, "next": ["work"]}))
+        kept = writer._previous_state["values"]["messages"]
+    assert kept[0] is frozen[0]
+    assert kept[1] is frozen[1]
+    assert kept[2] == plain
+    assert kept[2] is not plain
+
+
+ITEMS = st.builds(lambda n, text: {"n": n, "text": text}, st.integers(0, 3), st.sampled_from(["a", "b"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["append", "replace", "drop", "nest", "count"]), st.integers(0, 5), ITEMS),
+        max_size=10,
+    )
+)
+def test_a_trace_of_frozen_objects_is_the_trace_of_their_copies(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, int, dict[str, Any]]]
+) -> None:
+    """Whatever a run does with its frozen objects (kept, appended, replaced by equal or other ones,
+    moved deeper), its trace is byte for byte the trace of a harness handing over fresh copies, and
+    reads back as the states were."""
+    folder = tmp_path_factory.mktemp("frozen")
+    messages: list[Any] = []
+    state: dict[str, Any] = {"values": {"messages": messages, "deep": {"inner": {}}}, "count": 0}
+    given_states = []
+    for action, at, item in steps:
+        if action == "append":
+            messages.append(delta.Frozen(item))
+        elif action == "replace" and messages:
+            messages[at % len(messages)] = delta.Frozen(item)
+        elif action == "drop" and messages:
+            del messages[at % len(messages)]
+        elif action == "nest":
+            state["values"]["deep"]["inner"][f"k{at % 2}"] = (
+                delta.Frozen(item) if at % 3 else [delta.Frozen(item)]
+            )
+        else:
+            state["count"] += 1
+        # What the adapter hands over at each checkpoint: new containers, the frozen objects shared.
+        given_states.append(
+            {
+                "values": {
+                    "messages": list(messages),
+                    "deep": {"inner": dict(state["values"]["deep"]["inner"])},
+                },
+                "count": state["count"],
+            }
+        )
+    texts = []
+    for name, hand_over in (("frozen", lambda s: s), ("copies", lambda s: json.loads(json.dumps(s)))):
+        trace = folder / f"{name}.trace.jsonl"
+        with TraceWriter(trace) as writer:
+            writer.write(START)
+            for seq, given_state in enumerate(given_states, 1):
+                writer.write(checkpoint(seq, hand_over(given_state)))
+            writer.write(END)
+        assert states(trace) == json.loads(json.dumps(given_states))
+        texts.append(trace.read_text())
+    assert texts[0] == texts[1]
