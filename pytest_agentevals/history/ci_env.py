@@ -8,7 +8,7 @@ digest of the diff, so a test fixed between two local runs is not mistaken for a
 from __future__ import annotations
 
 import hashlib
-import subprocess
+import os
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -99,6 +99,8 @@ def from_ci(env: Mapping[str, str]) -> Commit | None:
 
 
 def _git(args: list[str], cwd: Path) -> bytes | None:
+    import subprocess  # only a session in a repository starts git
+
     try:
         done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
@@ -106,17 +108,40 @@ def _git(args: list[str], cwd: Path) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
+def may_be_in_a_repository(cwd: Path) -> bool:
+    """Whether git could find a repository from `cwd`: a `.git` (folder, or the file of a worktree or
+    submodule) in it or a folder above, a folder above that is a bare repository, or `GIT_DIR` set.
+    False means git would find none, so no git process is started for nothing (every session outside
+    a repository paid one); True only means "ask git", which has the last word."""
+    if os.environ.get("GIT_DIR"):
+        return True
+    try:
+        places = {cwd.absolute(), cwd.resolve()}  # git walks the physical path; either way, ask it
+    except OSError:
+        return True
+    for place in places:
+        for folder in (place, *place.parents):
+            if os.path.lexists(folder / ".git"):
+                return True
+            if (folder / "HEAD").is_file() and (folder / "objects").is_dir() and (folder / "refs").is_dir():
+                return True
+    return False
+
+
 def from_git(cwd: Path) -> Commit | None:
     """HEAD's sha and branch, the sha suffixed with a digest of the diff when the tree has changes."""
-    head = _git(["rev-parse", "HEAD"], cwd)
+    if not may_be_in_a_repository(cwd):
+        return None
+    # HEAD's sha and its branch name in one git process (both fail together: no commit yet, no repo).
+    head = _git(["rev-parse", "HEAD", "--abbrev-ref", "HEAD"], cwd)
     if head is None:
         return None
-    sha = head.decode().strip()
+    lines = head.decode().split("\n")
+    sha = lines[0].strip()
+    branch = lines[1].strip() if len(lines) > 1 and lines[1].strip() else None
     diff = _git(["diff", "HEAD", "--no-ext-diff", "--binary"], cwd)
     if diff:
         sha = f"{sha}+dirty.{hashlib.sha256(diff).hexdigest()[:12]}"
-    branch_out = _git(["rev-parse", "--abbrev-ref", "HEAD"], cwd)
-    branch = branch_out.decode().strip() if branch_out else None
     return Commit(sha, None if branch == "HEAD" else branch, None, "git")
 
 

@@ -96,6 +96,9 @@ class HistoryCollector:
         self._nodeids: set[str] = set()
         self._buffer: list[Attempt] = []
         self._flushed = time.monotonic()
+        # The quarantine entries already expired, which a session judging its flakiness reports when
+        # it ran their tests: without a store, the test ids are all a report is read for.
+        self._expired = self.quarantine.expired(self.today) if settings.flaky != "off" else []
 
     @property
     def scrubber(self) -> Scrubber:
@@ -179,6 +182,13 @@ class HistoryCollector:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return
+        if self.store is None:
+            # Nothing is recorded (the history is off, or could not be used): attempts, outcomes and
+            # layers feed only the store and the judging of its verdicts, so they are not worked out.
+            # An expired quarantine entry is still reported when this session ran its test.
+            if self._expired:
+                self._nodeids.add(report.nodeid)
+            return
         attempt = self._reports.add(report)
         if attempt is not None:
             self._finish(attempt)
@@ -246,11 +256,7 @@ class HistoryCollector:
         self._close()
 
     def _judge(self) -> None:
-        expired = [
-            entry
-            for entry in self.quarantine.expired(self.today)
-            if any(entry.matches(nodeid) for nodeid in self._nodeids)
-        ]
+        expired = [entry for entry in self._expired if any(entry.matches(nodeid) for nodeid in self._nodeids)]
         self.gating = [f"quarantine expired: {entry.describe()}" for entry in expired]
         if self.store is None or not self._layers:
             return

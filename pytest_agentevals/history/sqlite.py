@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import os
-import secrets
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -243,6 +242,8 @@ class SQLiteStore:
 
     def _create(self) -> None:
         """Write a new history's schema to a scratch file and link it into place."""
+        import secrets  # only a new history needs it (it loads hmac): not every session's open
+
         scratch = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}.new")
         try:
             conn = sqlite3.connect(scratch, isolation_level=None)

@@ -8,6 +8,8 @@ vcrpy's well-tested patching while keeping our own storage and matching.
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib
 import importlib.util
 import sys
 import threading
@@ -18,6 +20,26 @@ from typing import Any, Protocol
 # http.client too would record the same call twice and catch our own loopback servers. Decided
 # once: vcrpy would otherwise retry importing a missing httpx at every recording or replay.
 PATCHED = tuple(name for name in ("httpx", "httpx2") if importlib.util.find_spec(name) is not None)
+
+# What vcrpy's builder patches in each module of the httpx family (`CassettePatcherBuilder._httpx`,
+# `_httpx2`): the transports' request methods. While vcrpy is not loaded, a block sets stand-ins
+# there instead, which load vcrpy and hand over to its patches when a request first reaches one: a
+# step case or a replay answered at the SDK's own method never does, and loading vcrpy's stubs (a
+# dozen HTTP libraries, ~200 modules, 0.15-0.2 s) cost the first of them. A test checks this list
+# against vcrpy's builder.
+TRANSPORT_METHODS = (
+    ("HTTPTransport", "handle_request"),
+    ("AsyncHTTPTransport", "handle_async_request"),
+    ("WSGITransport", "handle_request"),
+    ("ASGITransport", "handle_async_request"),
+    ("MockTransport", "handle_request"),
+    ("MockTransport", "handle_async_request"),
+)
+# Transports vcrpy also patches in its httpx group when they are installed: vcrpy is then loaded at
+# once, as it always was.
+OTHER_TRANSPORTS = tuple(
+    name for name in ("httpx_curl_cffi", "pyreqwest") if importlib.util.find_spec(name) is not None
+)
 
 
 class CassetteLike(Protocol):
@@ -81,19 +103,69 @@ class _Patches:
     (a quarter of a millisecond per block). A `mock` whose patchers do not say what they set is
     entered its own way."""
 
-    def __init__(self) -> None:
-        from vcr.patch import PATCHER_NAMES, CassettePatcherBuilder
-
-        self.modules = _modules()
-        self.adapter = _Adapter(tuple(name for name in PATCHER_NAMES if name not in PATCHED))
-        self.patchers = list(CassettePatcherBuilder(self.adapter).build())
+    def __init__(self, *, wait: bool = False) -> None:
+        self.adapter = _Adapter(())
+        self.patchers: list[Any] = []
         self.settings: list[tuple[Any, str, Any]] | None = None
-        try:
-            self.settings = [(patcher.getter(), patcher.attribute, patcher.new) for patcher in self.patchers]
-        except AttributeError:  # pragma: no cover - another unittest.mock
-            self.settings = None
+        self._news: dict[tuple[int, str], Any] | None = None  # (id of class, method) -> vcrpy's patch
+        self._lock = threading.Lock()
+        if wait:
+            self.settings = self._stand_ins()
+        else:
+            self._build()
+            try:
+                self.settings = [
+                    (patcher.getter(), patcher.attribute, patcher.new) for patcher in self.patchers
+                ]
+            except AttributeError:  # pragma: no cover - another unittest.mock
+                self.settings = None
+        self.modules = _modules()
         for _, _, new in self.settings or ():
             _owners[id(new)] = self
+
+    def _build(self) -> None:
+        """vcrpy's patchers around this set's adapter."""
+        import vcr.patch
+        from vcr.patch import PATCHER_NAMES, CassettePatcherBuilder
+
+        self.adapter.skip_patchers = tuple(name for name in PATCHER_NAMES if name not in PATCHED)
+        # vcrpy keeps the transports' methods it found when it was loaded, to wrap them: loaded
+        # inside a block, it found stand-ins, and must wrap what they stand in for.
+        for name, value in list(vars(vcr.patch).items()):
+            original = _original_of(value)
+            if original is not value:
+                setattr(vcr.patch, name, original)
+        self.patchers = list(CassettePatcherBuilder(self.adapter).build())
+
+    def _stand_ins(self) -> list[tuple[Any, str, Any]]:
+        settings = []
+        for module_name in PATCHED:
+            module = importlib.import_module(module_name)  # as vcrpy imports them, to patch them
+            for class_name, method in TRANSPORT_METHODS:
+                target = getattr(module, class_name)
+                stand_in = self._stand_in(target, method, getattr(target, method))
+                settings.append((target, method, stand_in))
+        return settings
+
+    def _stand_in(self, target: Any, method: str, found: Any) -> Any:
+        key = (id(target), method)
+
+        @functools.wraps(found)
+        def stand_in(transport: Any, request: Any) -> Any:
+            return self._patch_for(key)(transport, request)
+
+        _stands_for[id(stand_in)] = (stand_in, found)
+        return stand_in
+
+    def _patch_for(self, key: tuple[int, str]) -> Any:
+        """vcrpy's patch of one transport method, vcrpy loaded and its patchers built on first use."""
+        with self._lock:
+            if self._news is None:
+                self._build()
+                self._news = {
+                    (id(patcher.getter()), patcher.attribute): patcher.new for patcher in self.patchers
+                }
+        return self._news[key]
 
     @contextlib.contextmanager
     def entered(self) -> Iterator[None]:
@@ -123,6 +195,17 @@ class _Patches:
 _free: list[_Patches] = []  # sets not in use; a block nested in another (or in another thread) takes its own
 _free_lock = threading.Lock()
 _owners: dict[int, _Patches] = {}  # id of a patched-in function -> its set
+# id of a stand-in -> (the stand-in, kept so the id stays its own; what was there when it was set)
+_stands_for: dict[int, tuple[Any, Any]] = {}
+
+
+def _original_of(value: Any) -> Any:
+    """What a stand-in stands for (through stand-ins of nested blocks), or `value` itself."""
+    while True:
+        entry = _stands_for.get(id(value))
+        if entry is None or entry[0] is not value:
+            return value
+        value = entry[1]
 
 
 def _retire_if_left_behind(restored: Any) -> None:
@@ -149,8 +232,9 @@ def patched(cassette: CassetteLike, label: str = "agentevals") -> Iterator[None]
                 patches = None  # built with modules since dropped (pytester does between runs)
     if patches is None:
         # vcrpy is imported here, not at the top: its stubs pull in a dozen HTTP libraries (about
-        # 0.2 s), which every pytest session with the plugin installed would pay before any test.
-        patches = _Patches()
+        # 0.2 s), which every pytest session with the plugin installed would pay before any test;
+        # and not even here while no request reaches a transport (see TRANSPORT_METHODS).
+        patches = _Patches(wait="vcr.patch" not in sys.modules and not OTHER_TRANSPORTS)
     patches.adapter.attach(cassette, label)
     try:
         with patches.entered():

@@ -353,6 +353,57 @@ def test_history_off_writes_nothing(pytester: pytest.Pytester) -> None:
     assert not (pytester.path / ".agentevals").exists()
 
 
+def test_history_off_reads_no_report_but_still_reports_expired_quarantine(pytester: pytest.Pytester) -> None:
+    # With nothing recorded, reports are read only for the test ids an expired quarantine entry
+    # needs: no attempts are folded, no outcome or layer kept (issue 22: a per-report cost of ~0.4 s
+    # per 1,000 step cases, for nothing).
+    pytester.makefile(
+        ".yaml",
+        **{
+            "agentevals-quarantine": """
+            quarantine:
+              - test: test_agent.py::test_left_behind
+                owner: bob@example.com
+                reason: fixed, entry left behind
+                expires: 2001-01-01
+            """
+        },
+    )
+    pytester.makepyfile(
+        test_agent="""
+        import pytest
+
+        @pytest.mark.step
+        def test_left_behind():
+            pass
+
+        @pytest.mark.step
+        def test_other():
+            pass
+        """
+    )
+    collectors = []
+
+    class Spy:
+        @pytest.hookimpl(trylast=True)
+        def pytest_sessionfinish(self, session: pytest.Session) -> None:
+            collectors.append(session.config.pluginmanager.get_plugin("agentevals-history"))
+
+    result = pytester.runpytest_inprocess("--agentevals-history=off", plugins=[Spy()])
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["BREACH quarantine expired: test_agent.py::test_left_behind*"])
+    assert not (pytester.path / ".agentevals").exists()
+    (collector,) = collectors
+    assert (collector._finals, collector._layers, collector._attempts) == ({}, set(), {})
+    assert not collector._reports.unfinished()
+    assert pytester.runpytest("--agentevals-history=off", "--agentevals-flaky=fail").ret == 6
+    # Without an expired entry, not even the test ids are kept.
+    (pytester.path / "agentevals-quarantine.yaml").unlink()
+    collectors.clear()
+    pytester.runpytest_inprocess("--agentevals-history=off", plugins=[Spy()]).assert_outcomes(passed=2)
+    assert collectors[0]._nodeids == set()
+
+
 def test_a_session_in_which_nearly_everything_failed_is_kept_but_not_judged(
     pytester: pytest.Pytester,
 ) -> None:

@@ -302,6 +302,55 @@ def test_commit_comes_from_git_outside_ci_and_a_dirty_tree_is_other_code(tmp_pat
     assert second != first
 
 
+def test_outside_a_repository_no_git_process_is_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True).returncode != 0
+    monkeypatch.delenv("GIT_DIR", raising=False)
+
+    def no_git(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"a git process was started: {args}")
+
+    monkeypatch.setattr(subprocess, "run", no_git)
+    assert not ci_env.may_be_in_a_repository(tmp_path)
+    assert ci_env.resolve(tmp_path, {}) == ci_env.Commit(None, None, None, "none")
+
+
+def _commit(cwd: Path, name: str) -> str:
+    (cwd / name).write_text(name)
+    _git(cwd, "add", name)
+    _git(cwd, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", name)
+    return _git(cwd, "rev-parse", "HEAD")
+
+
+def test_the_commit_is_what_git_says_for_every_shape_of_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "trunk")
+    assert ci_env.may_be_in_a_repository(repo)
+    assert ci_env.from_git(repo) is None  # no commit yet: git knows no HEAD
+    first = _commit(repo, "a")
+    (repo / "sub").mkdir()
+    assert ci_env.from_git(repo / "sub") == ci_env.Commit(first, "trunk", None, "git")
+    _git(repo, "pack-refs", "--all")  # the branch's ref only in packed-refs now
+    second = _commit(repo, "b")
+    _git(repo, "pack-refs", "--all")
+    assert ci_env.from_git(repo) == ci_env.Commit(second, "trunk", None, "git")
+    _git(repo, "checkout", "-q", "--detach", first)  # detached HEAD: a commit, no branch
+    assert ci_env.from_git(repo) == ci_env.Commit(first, None, None, "git")
+    _git(repo, "checkout", "-q", "trunk")
+    worktree = tmp_path / "wt"  # a linked worktree: `.git` is a file naming its git folder
+    _git(repo, "worktree", "add", "-q", "-b", "side", str(worktree), first)
+    assert (worktree / ".git").is_file()
+    assert ci_env.from_git(worktree) == ci_env.Commit(first, "side", None, "git")
+    link = tmp_path / "link"  # a link into the repository: git resolves it, and so is it found
+    link.symlink_to(repo / "sub")
+    assert ci_env.from_git(link) == ci_env.Commit(second, "trunk", None, "git")
+    bare = tmp_path / "bare.git"
+    _git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    assert ci_env.from_git(bare) == ci_env.Commit(second, "trunk", None, "git")
+
+
 # -- variants --------------------------------------------------------------------------------------
 
 

@@ -105,3 +105,72 @@ def test_leaving_a_block_puts_back_exactly_what_was_there_inherited_attributes_i
         assert Child().method() == "patched"
     assert Child().method() == "base"
     assert "method" not in vars(Child)  # inherited again, not a copy of the base's
+
+
+def test_the_stand_ins_sit_where_vcrpy_patches() -> None:
+    # A block sets stand-ins on what vcrpy's builder patches, until a request reaches one: the same
+    # methods of the same classes, or a request could get past the cassette before vcrpy loads.
+    import importlib
+
+    from vcr.patch import PATCHER_NAMES, CassettePatcherBuilder
+
+    from pytest_agentevals.recording.patching import OTHER_TRANSPORTS, PATCHED, TRANSPORT_METHODS, _Adapter
+
+    assert not OTHER_TRANSPORTS  # else vcrpy loads at once, and the stand-ins are not used
+    adapter = _Adapter(tuple(name for name in PATCHER_NAMES if name not in PATCHED))
+    built = {(patcher.getter(), patcher.attribute) for patcher in CassettePatcherBuilder(adapter).build()}
+    expected = {
+        (getattr(importlib.import_module(module), name), method)
+        for module in PATCHED
+        for name, method in TRANSPORT_METHODS
+    }
+    assert built == expected
+
+
+# Run in a fresh interpreter: the suite's own process loaded vcrpy long ago.
+NOT_LOADED = """
+import asyncio, sys
+import httpx2
+sys.path.insert(0, {tests!r})
+from recording.test_patching import Answering, _get
+from pytest_agentevals.recording.patching import patched
+
+live = httpx2.MockTransport(lambda request: httpx2.Response(200, text="live"))
+client = httpx2.Client(transport=live)
+before = {{name: vars(httpx2.MockTransport)[name] for name in ("handle_request", "handle_async_request")}}
+first, inner, later = Answering("first"), Answering("inner"), Answering("later")
+with patched(first):
+    pass
+assert "vcr" not in sys.modules, "vcrpy loaded by a block no request left"
+with patched(first):
+    with patched(inner):  # vcrpy loads inside two blocks: it must wrap the transports, not stand-ins
+        assert _get(client, "b") == "inner"
+        assert "vcr" in sys.modules
+    assert _get(client, "c") == "first"
+
+async def fetch(path):
+    async with httpx2.AsyncClient(transport=live) as aclient:
+        return (await aclient.get("http://127.0.0.1:9/" + path)).text
+
+assert _get(client, "d") == "live"
+with patched(later):
+    assert _get(client, "e") == "later"
+    assert asyncio.run(fetch("f")) == "later"
+assert asyncio.run(fetch("g")) == "live"
+assert {{name: vars(httpx2.MockTransport)[name] for name in before}} == before
+assert [uri.rsplit("/", 1)[1] for uri in first.seen] == ["c"]
+assert [uri.rsplit("/", 1)[1] for uri in inner.seen] == ["b"]
+assert [uri.rsplit("/", 1)[1] for uri in later.seen] == ["e", "f"]
+print("ok")
+"""
+
+
+def test_vcrpy_loads_with_the_first_request_that_reaches_a_transport() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = NOT_LOADED.format(tests=str(Path(__file__).resolve().parent.parent))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == "ok"
