@@ -150,15 +150,20 @@ def parse_sse(raw: bytes) -> list[dict[str, Any]]:
     text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
     for block in text.split("\n\n"):
         name: str | None = None
-        data_lines: list[str] = []
-        for line in block.split("\n"):
-            if line.startswith("event:"):
-                name = line[6:].strip()
-            elif line.startswith("data:"):
-                data_lines.append(line[5:].lstrip(" "))
-        if name is None and not data_lines:
-            continue
-        data_text = "\n".join(data_lines)
+        head, newline, rest = block.partition("\n")
+        if newline and head.startswith("event:") and rest.startswith("data:") and "\n" not in rest:
+            # What every API event is, one event line and one data line: read without the loop.
+            name, data_text = head[6:].strip(), rest[5:].lstrip(" ")
+        else:
+            data_lines: list[str] = []
+            for line in block.split("\n"):
+                if line.startswith("event:"):
+                    name = line[6:].strip()
+                elif line.startswith("data:"):
+                    data_lines.append(line[5:].lstrip(" "))
+            if name is None and not data_lines:
+                continue
+            data_text = "\n".join(data_lines)
         data: Any
         try:
             data = json.loads(data_text)
