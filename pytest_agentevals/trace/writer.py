@@ -112,8 +112,8 @@ class TraceWriter:
         make_folders(self.path.parent)  # never through a committed link (fileio.refuse_links)
         # Append mode and one write() per line, straight to the descriptor: a line is the kernel's as
         # soon as write() returns (what a killed process keeps), and a crash tears at most the last
-        # one. No Python-level buffer is kept and flushed: a text file's write and flush per event
-        # were a tenth of the writer's time (cProfile).
+        # one. No Python-level buffer is kept and flushed: a text file's flush alone per event was
+        # about 6% of the writer's time (cProfile, 300 steps).
         self._fd = open_nofollow(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         self._lock = threading.Lock()
         self._previous_body: dict[str, Any] | None = None
