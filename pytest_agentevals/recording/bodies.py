@@ -28,6 +28,9 @@ class BodyDecoder:
         self._lock = threading.Lock()
         self._prefix: bytes | None = None  # the previous raw body, up to its last message
         self._body: dict[str, Any] | None = None  # the previous parsed body
+        # The text after the previous body's messages and what it parsed to: the model, system
+        # prompt and tools, most of a body's bytes after its history, the same at every step.
+        self._tail: tuple[str, dict[str, Any]] | None = None
 
     def decode(self, raw: bytes) -> Any:
         with self._lock:
@@ -60,7 +63,7 @@ class BodyDecoder:
                 closing = start + end - 2  # where the list's "]" is, in `rest`
                 tail = rest[closing + 1 :]
                 new_prefix = prefix + rest[:closing].encode("utf-8")
-            after = json.loads("{" + tail[1:]) if tail.startswith(",") else ({} if tail == "}" else None)
+            after = self._after(tail)
         except (UnicodeDecodeError, ValueError):
             return None
         if not isinstance(after, dict) or not isinstance(appended, list):
@@ -73,6 +76,17 @@ class BodyDecoder:
         body["messages"] = kept + appended
         body.update(after)
         return body, new_prefix
+
+    def _after(self, tail: str) -> dict[str, Any] | None:
+        """The fields after the messages list, from the text after it (`,"model":...}`). The same
+        text as the previous body's gives the same values, shared as the kept messages are."""
+        known = self._tail
+        if known is not None and known[0] == tail:
+            return known[1]
+        after = json.loads("{" + tail[1:]) if tail.startswith(",") else ({} if tail == "}" else None)
+        if isinstance(after, dict):
+            self._tail = (tail, after)
+        return after
 
     def _remember(self, raw: bytes, body: Any) -> None:
         """After a whole parse: can this body's bytes predict the next one's?"""

@@ -11,11 +11,23 @@ from .prices import PriceTable
 from .providers import anthropic
 
 
-def _first(headers: Any, name: str) -> str:
-    for key, value in headers.items():
-        if key.lower() == name:
-            return value if isinstance(value, str) else (value[0] if value else "")
-    return ""
+def _lowered(headers: Any) -> dict[str, Any]:
+    """{lower-case name: value} of `headers` (of names that differ only in case, the last).
+
+    vcrpy's request headers are a case-insensitive dict that keeps the names lowered already
+    (`lower_items`); walking it as a Mapping instead lowers each name again and looks each value up
+    through its `__getitem__`, a quarter of `model_call_fields` (cProfile)."""
+    lower_items = getattr(headers, "lower_items", None)
+    if callable(lower_items):
+        return dict(lower_items())
+    return {key.lower(): value for key, value in headers.items()}
+
+
+def _first(lowered: dict[str, Any], name: str) -> str:
+    value = lowered.get(name)
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else (value[0] if value else "")
 
 
 def request_fields(vcr_request: Any, bodies: BodyDecoder | None = None) -> dict[str, Any]:
@@ -24,17 +36,18 @@ def request_fields(vcr_request: Any, bodies: BodyDecoder | None = None) -> dict[
     raw = vcr_request.body
     if raw is not None and not isinstance(raw, bytes):
         raw = b"".join(raw) if not isinstance(raw, str) else raw.encode()
+    headers = _lowered(vcr_request.headers)
     fields: dict[str, Any] = {
         "method": vcr_request.method,
         "url": vcr_request.uri,
-        "headers": anthropic.request_headers(vcr_request.headers),
+        "headers": anthropic.request_headers(headers),
     }
     decoded = getattr(vcr_request, "_agentevals_body", None)  # the guards decoded it already
     if isinstance(decoded, dict):
         fields["body"] = decoded
     elif raw:
-        content_type = _first(vcr_request.headers, "content-type") or "application/json"
-        encoding = _first(vcr_request.headers, "content-encoding")
+        content_type = _first(headers, "content-type") or "application/json"
+        encoding = _first(headers, "content-encoding")
         stored: dict[str, Any] | None = None
         if bodies is not None and "json" in content_type and not encoding:
             with contextlib.suppress(ValueError):
@@ -57,10 +70,11 @@ def model_call_fields(
 ) -> dict[str, Any]:
     request = request_fields(vcr_request, bodies)
     headers = vcr_response.get("headers", {})
+    lowered = _lowered(headers)
     stored = anthropic.decode_body(
         vcr_response.get("body", {}).get("string"),
-        _first(headers, "content-type"),
-        _first(headers, "content-encoding"),
+        _first(lowered, "content-type"),
+        _first(lowered, "content-encoding"),
     )
     status = vcr_response.get("status", {}).get("code", 0)
     is_model = anthropic.is_messages_call(request["method"], request["url"])

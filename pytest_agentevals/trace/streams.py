@@ -23,6 +23,11 @@ class Piece(NamedTuple):
     text: str
 
 
+# An index that cannot key a block (a hostile stream's): named once, as `dict | list` in the loop
+# built a union object for every event of every streamed answer.
+_UNHASHABLE = (dict, list)
+
+
 def blocks(events: Sequence[Any]) -> list[list[Piece]]:
     """The pieces of each streamed content block, in order."""
     by_block: dict[tuple[Any, str], list[Piece]] = {}
@@ -36,7 +41,7 @@ def blocks(events: Sequence[Any]) -> list[list[Piece]]:
         field = PIECE_FIELDS.get(delta.get("type"))  # type: ignore[arg-type]
         piece = delta.get(field) if field is not None else None
         index = data.get("index")
-        if not isinstance(piece, str) or isinstance(index, dict | list):
+        if not isinstance(piece, str) or isinstance(index, _UNHASHABLE):
             continue
         by_block.setdefault((index, field), []).append(Piece(position, field, piece))  # type: ignore[arg-type]
     return list(by_block.values())

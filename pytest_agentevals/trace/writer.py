@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import threading
@@ -28,13 +29,28 @@ def _dumps(event: Event) -> str:
 def serialize(event: Event) -> str:
     """The event as one JSON line that UTF-8 can encode. Whatever the user's code put in it (a
     circular object, a lone surrogate...), this never raises: see `jsonable.py`."""
+    return _encoded(event)[0]
+
+
+def _encoded(event: Event) -> tuple[str, bytes]:
+    """The event's line and its UTF-8 bytes, newline included (see `serialize`)."""
     try:
         line = _dumps(event)
-        if not line.isascii():
-            line.encode("utf-8")  # a lone surrogate passes json.dumps, not the file's encoding
+        # A lone surrogate passes the encoder, not UTF-8: encoding the line is the check.
+        return line, (line + "\n").encode("utf-8")
     except Exception:  # circular, too long an int, a lone surrogate, or a repr() that raised
-        return _dumps(to_jsonable(event))
-    return line
+        line = _dumps(to_jsonable(event))
+        return line, (line + "\n").encode("utf-8")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of `data`: a write to a file may take part of it (a signal, a full disk's last
+    bytes), and what it did not take is written next, so the line is never cut in its middle."""
+    while data:
+        written = os.write(fd, data)
+        if written <= 0:  # pragma: no cover - a file's write takes at least a byte, or raises
+            raise OSError(errno.EIO, "the trace file took no bytes")
+        data = data[written:]
 
 
 class _Syncer:
@@ -94,9 +110,11 @@ class TraceWriter:
         self.path = Path(path)
         self.scrubber = Scrubber(secrets)
         make_folders(self.path.parent)  # never through a committed link (fileio.refuse_links)
-        # Append mode and one write() per line: a crash tears at most the last line.
-        fd = open_nofollow(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        self._file = os.fdopen(fd, "a", encoding="utf-8")
+        # Append mode and one write() per line, straight to the descriptor: a line is the kernel's as
+        # soon as write() returns (what a killed process keeps), and a crash tears at most the last
+        # one. No Python-level buffer is kept and flushed: a text file's flush alone per event was
+        # about 6% of the writer's time (cProfile, 300 steps).
+        self._fd = open_nofollow(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         self._lock = threading.Lock()
         self._previous_body: dict[str, Any] | None = None
         self._previous_headers: dict[str, Any] | None = None
@@ -117,16 +135,15 @@ class TraceWriter:
                 if isinstance(event.get("workspace"), dict):
                     event = self._compress_workspace(event)
             event = self.scrubber.prepare(event)
-            line = serialize(event)
+            line, data = _encoded(event)
             # The line only tells whether to look: values are scrubbed, never the serialized text.
             if self.scrubber.might_hold(line):
-                line = serialize(self.scrubber.scrub_event(json.loads(line)))
-            self._file.write(line + "\n")
-            self._file.flush()
-            self.bytes_written += len(line) + 1
+                line, data = _encoded(self.scrubber.scrub_event(json.loads(line)))
+            _write_all(self._fd, data)
+            self.bytes_written += len(data)
             if sync:
                 if self._syncer is None:
-                    self._syncer = _Syncer(self._file.fileno())
+                    self._syncer = _Syncer(self._fd)
                 self._syncer.request()
 
     def _compress(self, event: Event) -> Event:
@@ -209,8 +226,7 @@ class TraceWriter:
 
     def sync(self) -> None:
         with self._lock:
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            os.fsync(self._fd)
 
     def close(self) -> None:
         with self._lock:
@@ -218,10 +234,11 @@ class TraceWriter:
                 return
             if self._syncer is not None:
                 self._syncer.stop()
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
-            self.closed = True
+            try:
+                os.fsync(self._fd)
+            finally:
+                os.close(self._fd)
+                self.closed = True
             if self._syncer is not None and self._syncer.error is not None:
                 raise self._syncer.error
 

@@ -6,6 +6,8 @@ two patterns with literal starts; neither may change what is found or where.
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -42,3 +44,37 @@ def test_stripe_secret_and_restricted_keys_are_scrubbed() -> None:
         key = prefix + "Zx9" * 8
         assert scrubber.scrub_text(f"key={key} end") == f"key={REDACTED} end"
     assert scrubber.scrub_text("xk_live_" + "Zx9" * 8) == "xk_live_" + "Zx9" * 8
+
+
+# Each key pattern is tried only on text holding one of its literal starts (`literal_starts`); that
+# may never skip a match: text from the patterns themselves, between other text, as text and as a
+# serialized line.
+_KEYS = [pattern for pattern in scrub.SECRET_PATTERNS if scrub.literal_starts(pattern.pattern)]
+_AROUND = st.text(alphabet='ab -_"\\\né', max_size=12)
+_KEYISH = st.lists(
+    st.tuples(_AROUND, st.one_of(*(st.from_regex(pattern, fullmatch=True) for pattern in _KEYS))), max_size=3
+).map(lambda parts: "".join(a + b for a, b in parts))
+
+
+def test_every_key_pattern_but_bearer_has_a_literal_start() -> None:
+    assert len(_KEYS) == len(scrub.SECRET_PATTERNS) - 1
+    assert scrub.literal_starts(r"(?:AKIA|ASIA)[0-9A-Z]{16}") == ("AKIA", "ASIA")
+    assert scrub.literal_starts(r"sk-(?:proj-)?[A-Za-z0-9_\-]{32,}") == ("sk-",)
+    assert scrub.literal_starts("ab?c") == ("a",)  # an optional character is no start
+    assert scrub.literal_starts("ab|cd") == ()  # nor is either side of a bar
+    assert scrub.literal_starts("(?i)bearer") == ()
+
+
+@settings(max_examples=100, deadline=None)
+@given(_KEYISH, st.sampled_from(["text", "line"]))
+def test_literal_starts_skip_no_match(text: str, view: str) -> None:
+    compiled = Scrubber(environ={})._current()
+    if view == "line":
+        text = json.dumps(text, ensure_ascii=False)
+    every = [(regex, what, hint, ()) for regex, what, hint, _ in compiled.regexes(view)]
+    plain = scrub._Compiled({}, {view: every})
+    assert compiled.find(text, view) == plain.find(text, view)
+    assert compiled.search(text, view) == plain.search(text, view)
+    for pattern in _KEYS:
+        for match in pattern.finditer(text):
+            assert match.group().startswith(scrub.literal_starts(pattern.pattern))

@@ -30,17 +30,38 @@ def is_messages_call(method: str, url: str) -> bool:
     return method.upper() == "POST" and path.endswith("/v1/messages")
 
 
+# What becomes of a request header, by its lower-case name: dropped, redacted or kept. Every request
+# of a run sends the same twenty names, each decided once (a bounded memo: names come from the
+# harness's code, but nothing stops a client from sending new ones at every call).
+_DROP, _REDACT, _KEEP = 0, 1, 2
+_HEADER_FATE: dict[str, int] = {}
+_HEADER_FATE_ENTRIES = 1024
+
+
+def _fate(lower: str) -> int:
+    fate = _HEADER_FATE.get(lower)
+    if fate is None:
+        if lower in _VOLATILE_REQUEST_HEADERS or lower.startswith("x-stainless-"):
+            fate = _DROP
+        else:
+            fate = _REDACT if is_secret_header(lower) else _KEEP
+        if len(_HEADER_FATE) >= _HEADER_FATE_ENTRIES:
+            _HEADER_FATE.clear()
+        _HEADER_FATE[lower] = fate
+    return fate
+
+
 def request_headers(headers: Mapping[str, Any]) -> dict[str, str]:
     """The headers worth keeping, with the value of any that carries a credential redacted, whatever
     its name or value looks like (a gateway's own key is no known key shape)."""
     kept: dict[str, str] = {}
     for name, value in headers.items():
         lower = name.lower()
-        if lower in _VOLATILE_REQUEST_HEADERS or lower.startswith("x-stainless-"):
-            continue
-        kept[lower] = (
-            REDACTED if is_secret_header(lower) else (value if isinstance(value, str) else ", ".join(value))
-        )
+        fate = _fate(lower)
+        if fate == _KEEP:
+            kept[lower] = value if isinstance(value, str) else ", ".join(value)
+        elif fate == _REDACT:
+            kept[lower] = REDACTED
     return kept
 
 
@@ -129,15 +150,20 @@ def parse_sse(raw: bytes) -> list[dict[str, Any]]:
     text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
     for block in text.split("\n\n"):
         name: str | None = None
-        data_lines: list[str] = []
-        for line in block.split("\n"):
-            if line.startswith("event:"):
-                name = line[6:].strip()
-            elif line.startswith("data:"):
-                data_lines.append(line[5:].lstrip(" "))
-        if name is None and not data_lines:
-            continue
-        data_text = "\n".join(data_lines)
+        head, newline, rest = block.partition("\n")
+        if newline and head.startswith("event:") and rest.startswith("data:") and "\n" not in rest:
+            # What every API event is, one event line and one data line: read without the loop.
+            name, data_text = head[6:].strip(), rest[5:].lstrip(" ")
+        else:
+            data_lines: list[str] = []
+            for line in block.split("\n"):
+                if line.startswith("event:"):
+                    name = line[6:].strip()
+                elif line.startswith("data:"):
+                    data_lines.append(line[5:].lstrip(" "))
+            if name is None and not data_lines:
+                continue
+            data_text = "\n".join(data_lines)
         data: Any
         try:
             data = json.loads(data_text)
