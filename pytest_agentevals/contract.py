@@ -31,7 +31,7 @@ import platform
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import Distribution, PackageNotFoundError, distribution
 from pathlib import Path
 from typing import Any
 
@@ -63,10 +63,28 @@ def package_versions(packages: Iterable[str]) -> dict[str, str | None]:
     versions: dict[str, str | None] = {}
     for name in packages:
         try:
-            versions[name] = version(name)
+            versions[name] = _version(distribution(name))
         except PackageNotFoundError:
             versions[name] = None
     return versions
+
+
+def _version(dist: Distribution) -> str:
+    """The distribution's `Version:`, read off its metadata's headers; `dist.version` where they are
+    not plain. `dist.version` parses the whole file with the email parser (a package's README is in
+    it): three quarters of an empty recording's start, paid by every recorded run."""
+    # Where importlib.metadata looks, in its order (an egg-info file is read as the path itself).
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or dist.read_text("") or ""
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        if not line.rstrip("\r"):
+            break  # the headers end at the first blank line
+        if line[:8].lower() == "version:":
+            following = lines[index + 1] if index + 1 < len(lines) else ""
+            if following[:1] not in (" ", "\t"):  # a folded header is the parser's to join
+                return line[8:].lstrip(" \t").rstrip("\r")
+            break
+    return dist.version
 
 
 def environment_contract(

@@ -4,7 +4,9 @@ resume's boot. One `contract_tolerate` entry in pyproject.toml applies to both."
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ import anthropic
 import pytest
 
 import pytest_agentevals as ae
+from pytest_agentevals import contract as contract_module
 from pytest_agentevals.contract import ABSENT, compare_request, request_contract, tolerances
 
 from . import replay_support, resume_support
@@ -156,3 +159,36 @@ def test_two_requests_compare_by_their_contract_keys() -> None:
         ("tools.write", request_contract(BODY)["tools.write"], ABSENT, "missing", False),
     ]
     assert compare_request(request_contract(BODY), request_contract(dict(BODY))) == []
+
+
+def test_package_versions_read_every_installed_distribution_as_importlib_metadata_does() -> None:
+    # The versions are read off the metadata's headers, not through the email parser: every
+    # distribution of this environment must read the same both ways.
+    dists = list(importlib.metadata.distributions())
+    assert len(dists) > 20
+    for dist in dists:
+        assert contract_module._version(dist) == dist.version, dist.metadata["Name"]
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        "Metadata-Version: 2.1\nName: demo\nVersion: 1.2.3\n\nVersion: 9.9.9 in the body\n",
+        "Metadata-Version: 2.1\r\nName: demo\r\nVersion: 1.2.3\r\n\r\nbody\r\n",
+        "Metadata-Version: 2.1\nName: demo\nversion:\t 1.2.3  \n",
+        "Metadata-Version: 2.1\nName: demo\nVersion: 1.2.3",
+        "Metadata-Version: 2.1\nName: demo\nVersion: 1.2\n  .3\nSummary: folded\n",
+        "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nVersion: 2.0\n",
+        "Metadata-Version: 2.1\nName: demo\nSummary: none here\n\nVersion: 9.9.9\n",
+    ],
+    ids=["body", "crlf", "case-and-space", "no-newline", "folded", "twice", "only-in-body"],
+)
+def test_a_crafted_metadata_file_reads_as_importlib_metadata_reads_it(tmp_path: Path, metadata: str) -> None:
+    info = tmp_path / "demo-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_bytes(metadata.encode())
+    dist = importlib.metadata.PathDistribution(info)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # a missing key's None is deprecated
+        expected = dist.version
+    assert contract_module._version(dist) == expected
