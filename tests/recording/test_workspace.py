@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -55,3 +56,38 @@ def test_an_empty_file_and_a_fifo(tmp_path: Path) -> None:
         os.mkfifo(tmp_path / "pipe")  # not a plain file: never opened for reading, never waited on
     files = snapshots.Snapshotter().snapshot(tmp_path)["files"]
     assert files == {"empty.txt": {"sha256": files["empty.txt"]["sha256"], "size": 0, "text": ""}}
+
+
+def test_a_file_unchanged_since_well_before_its_read_is_not_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "old.txt").write_text("old")
+    past = time.time_ns() - 10 * 1_000_000_123  # long ago, and not in whole seconds
+    os.utime(tmp_path / "old.txt", ns=(past, past))
+    snapshotter = snapshots.Snapshotter()
+    first = snapshotter.snapshot(tmp_path)
+    reads: list[str] = []
+    real_read = snapshots._read
+
+    def counted(folder: Any, name: str) -> bytes | None:
+        reads.append(name)
+        return real_read(folder, name)
+
+    monkeypatch.setattr(snapshots, "_read", counted)
+    second = snapshotter.snapshot(tmp_path)
+    assert reads == []
+    assert second["files"]["old.txt"] is first["files"]["old.txt"]  # the writer settles it by `is`
+
+
+def test_a_file_rewritten_within_a_whole_second_timestamp_is_read_again(tmp_path: Path) -> None:
+    # A file system that keeps whole seconds (ext3, HFS+; FAT two) gives a file written again in the
+    # same second, at the same size, the same time: 50 ms after it is no proof that it has not changed.
+    path = tmp_path / "a.txt"
+    path.write_text("v1")
+    second = (time.time_ns() // 1_000_000_000 - 1) * 1_000_000_000  # a second or two before the read
+    os.utime(path, ns=(second, second))
+    snapshotter = snapshots.Snapshotter()
+    assert _texts(snapshotter.snapshot(tmp_path)) == {"a.txt": "v1"}
+    path.write_text("v2")
+    os.utime(path, ns=(second, second))  # what such a file system keeps of the second write
+    assert _texts(snapshotter.snapshot(tmp_path)) == {"a.txt": "v2"}
