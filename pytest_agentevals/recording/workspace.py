@@ -40,6 +40,10 @@ class Snapshotter:
     A remembered entry is reused only when the file's size and modification time are unchanged and
     that time was well before the entry was read: a file written again within the file system's
     timestamp granularity could otherwise keep its old time and be missed (git's "racy clean" rule).
+    "Well before" is RACY_MARGIN_NS, or WHOLE_SECOND_MARGIN_NS for a time in whole seconds: the mark
+    of a file system that keeps no finer (ext3, HFS+; FAT keeps two), where a file written again in
+    the same second keeps its time. Whether an entry can be trusted is settled when it is read (its
+    time is compared then, and the entry is used only while the time stays the same).
 
     A symbolic link is stored as a link, `{"link": "<its target, as written>"}`, never read through,
     and nothing outside the root is read: folders are opened relative to their parent's descriptor
@@ -47,17 +51,19 @@ class Snapshotter:
     """
 
     RACY_MARGIN_NS = 50_000_000
+    WHOLE_SECOND_MARGIN_NS = 3_000_000_000
 
     def __init__(self) -> None:
-        # Per root, per (relative path, with content): (mtime_ns, size, read at, entry).
-        self._seen: dict[str, dict[tuple[str, bool], tuple[int, int, int, dict[str, Any]]]] = {}
+        # Per root, per (relative path, with content): (mtime_ns, size, trusted, entry), `trusted`
+        # when the time was well before the read, so the entry stands while size and time do.
+        self._seen: dict[str, dict[tuple[str, bool], tuple[int, int, bool, dict[str, Any]]]] = {}
 
     def snapshot(self, root: str | Path) -> dict[str, Any]:
         base = str(root)
         files: dict[str, dict[str, Any]] = {}
         budget = MAX_TOTAL_BYTES
         seen = self._seen.setdefault(base, {})
-        margin = self.RACY_MARGIN_NS
+        margin, whole_second_margin = self.RACY_MARGIN_NS, self.WHOLE_SECOND_MARGIN_NS
         for relative, folder, name, info in itertools.chain.from_iterable(_walk_root(base)):
             if info is None:
                 files[relative] = {"link": name}  # a link's target, in place of a name
@@ -66,7 +72,7 @@ class Snapshotter:
             with_content = size <= MAX_FILE_BYTES and size <= budget
             key = (relative, with_content)
             known = seen.get(key)
-            if known is not None and known[0] == mtime and known[1] == size and mtime < known[2] - margin:
+            if known is not None and known[2] and known[0] == mtime and known[1] == size:
                 entry = known[3]
             else:
                 read_at = time.time_ns()
@@ -74,7 +80,8 @@ class Snapshotter:
                 if data is None:
                     continue  # vanished, unreadable or no longer a plain file: not in this snapshot
                 entry = _entry(data, with_content)
-                seen[key] = (mtime, size, read_at, entry)
+                racy = whole_second_margin if mtime % 1_000_000_000 == 0 else margin
+                seen[key] = (mtime, size, mtime < read_at - racy, entry)
             if with_content:
                 budget -= size
             files[relative] = entry
@@ -150,7 +157,10 @@ def _walk(folder: Folder, prefix: str) -> Iterator[list[Found]]:
 
 
 def _read(folder: Folder, name: str) -> bytes | None:
-    """The content of a plain file, never through a link; None when it is not one (any more)."""
+    """The content of a plain file, never through a link; None when it is not one (any more).
+
+    Read by descriptor, with no file object: `os.fdopen` and its `read()` stat the file twice more
+    and seek once, and a long run reads a few hundred files, each syscall a few microseconds."""
     try:
         if isinstance(folder, int):
             fd = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=folder)
@@ -161,7 +171,18 @@ def _read(folder: Folder, name: str) -> bytes | None:
             fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             return None
-        return handle.read()
+        # Its size, and a byte more: a file that grew since is read on until a read returns nothing,
+        # so the content is whole however the size changed meanwhile.
+        data = os.read(fd, info.st_size + 1)
+        if not data:
+            return data
+        chunks = [data]
+        while chunk := os.read(fd, max(info.st_size, 65536)):
+            chunks.append(chunk)
+        return data if len(chunks) == 1 else b"".join(chunks)
+    finally:
+        os.close(fd)

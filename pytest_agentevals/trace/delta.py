@@ -14,6 +14,11 @@ Body = dict[str, Any]
 
 def common_prefix(previous: list[Any], current: list[Any]) -> int:
     limit = min(len(previous), len(current))
+    # A growing list (a history, a checkpoint's list that only appends) keeps all of the previous
+    # one: a list comparison settles that in C, each item by `is` first as below, where the loop
+    # would take a Python step per item at every call.
+    if limit == len(previous) and previous == current[:limit]:
+        return limit
     index = 0
     # `is` first: a recorded history's kept messages are the previous request's own objects
     # (recording/bodies.py), each settled without walking it.

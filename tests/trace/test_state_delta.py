@@ -202,3 +202,27 @@ def test_a_trace_of_frozen_objects_is_the_trace_of_their_copies(
         assert states(trace) == json.loads(json.dumps(given_states))
         texts.append(trace.read_text())
     assert texts[0] == texts[1]
+
+
+def _prefix_by_steps(previous: list[Any], current: list[Any]) -> int:
+    index = 0
+    while index < min(len(previous), len(current)) and (
+        previous[index] is current[index] or previous[index] == current[index]
+    ):
+        index += 1
+    return index
+
+
+_ITEMS = st.one_of(st.integers(0, 3), st.sampled_from(["a", "b"]), st.just(float("nan")), st.none())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_ITEMS, max_size=8), st.lists(_ITEMS, max_size=4), st.integers(0, 8), st.booleans())
+def test_the_common_prefix_is_the_item_by_item_one(
+    previous: list[Any], tail: list[Any], cut: int, shared: bool
+) -> None:
+    # The same objects (a history resent) or equal copies (a state read back from its JSON), cut
+    # anywhere and grown: NaN is settled by `is` alone, as a delta's comparison settles it.
+    kept = previous[:cut] if shared else [json.loads(json.dumps(item)) for item in previous[:cut]]
+    current = kept + tail
+    assert delta.common_prefix(previous, current) == _prefix_by_steps(previous, current)
