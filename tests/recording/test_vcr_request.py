@@ -105,3 +105,14 @@ def test_a_block_left_by_an_error_puts_vcrpys_builder_back() -> None:
         pass
     assert held == [vcr_request.make_vcr_request]
     assert stubs._make_vcr_request is VCRPY_BUILDER
+
+
+def test_the_exchange_reads_vcrpys_headers_as_lower_items_gives_them() -> None:
+    from vcr.request import HeadersDict
+
+    from pytest_agentevals.recording.exchange import _lowered
+
+    headers = HeadersDict({"Content-Type": "application/json", "X-Api-Key": "k" * 12})
+    headers["content-type"] = "text/plain"  # the first name's case kept, the last value
+    assert list(_lowered(headers).items()) == list(headers.lower_items())
+    assert _lowered(headers) == {"content-type": "text/plain", "x-api-key": "k" * 12}
