@@ -238,7 +238,6 @@ class _Compiled:
     # (blob, depth) -> (what, replacement) or None: a trace repeats its blobs (a workspace file's
     # sha256 in every checkpoint that lists it), each decoded and searched once per set of secrets.
     blobs: dict[tuple[str, int], tuple[str, str] | None] = field(default_factory=dict)
-    _gated: dict[str, list[tuple[tuple[str, ...], list[_Searched]]]] = field(default_factory=dict)
 
     def regexes(self, view: str) -> list[_Searched]:
         """(regex, what it finds, a lower-case word the text must hold first, literal texts one of
@@ -283,41 +282,17 @@ class _Compiled:
                 kept.append(item)
         return kept
 
-    def gated(self, view: str) -> list[tuple[tuple[str, ...], list[_Searched]]]:
-        """The regexes of `regexes(view)` in groups, each behind the literal starts its members
-        share: a text without `sk-` holds neither an `sk-ant-` key nor an `sk-` one, so one search
-        of the line rules out both (the two PEM patterns likewise). A member whose own starts are
-        the group's is searched without looking for them again."""
-        found = self._gated.get(view)
-        if found is None:
-            searched = self.regexes(view)
-            gates = {starts for _, _, _, starts in searched}
-            groups: dict[tuple[str, ...], list[_Searched]] = {}
-            for regex, what, hint, starts in searched:
-                # The shortest gate every start of this one begins with (() for a secret's value).
-                gate = min(
-                    (g for g in gates if all(any(s.startswith(head) for head in g) for s in starts)),
-                    key=lambda g: (sum(map(len, g)), g),
-                )
-                groups.setdefault(gate, []).append((regex, what, hint, () if starts == gate else starts))
-            found = self._gated[view] = list(groups.items())
-        return found
-
     def search(self, text: str, view: str) -> bool:
-        """Whether any of `regexes(view)` finds something in `text`."""
         lowered: str | None = None
-        for gate, members in self.gated(view):
-            if gate and not _holds_one(text, gate):
+        for regex, _, hint, starts in self.regexes(view):
+            if starts and not _holds_one(text, starts):
                 continue
-            for regex, _, hint, starts in members:
-                if starts and not _holds_one(text, starts):
+            if hint is not None:
+                lowered = text.lower() if lowered is None else lowered
+                if hint not in lowered:
                     continue
-                if hint is not None:
-                    lowered = text.lower() if lowered is None else lowered
-                    if hint not in lowered:
-                        continue
-                if regex.search(text) is not None:
-                    return True
+            if regex.search(text) is not None:
+                return True
         return False
 
 
