@@ -24,7 +24,6 @@ import json
 import os
 import re
 import string
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -446,9 +445,6 @@ class Scrubber:
         self._compiled: _Compiled | None = None
         self._memo_scrub: Callable[[str], str] | None = None  # see memo()
         self._memo_of: _Compiled | None = None  # the secrets it was made with
-        # The secrets `prepare` read, with the thread it ran in, for the `might_hold` of the same
-        # event's line right after it (see might_hold): the environment is read once per event.
-        self._prepared: tuple[int, _Compiled] | None = None
         self.redactions = 0
         self.add(extra_values)
 
@@ -519,11 +515,8 @@ class Scrubber:
 
     def scrub_bytes(self, data: bytes) -> bytes:
         """`data` with every secret replaced; `data` itself when there is none."""
-        return self._scrub_bytes(data, self._current())
-
-    def _scrub_bytes(self, data: bytes, compiled: _Compiled) -> bytes:
         text = data.decode("latin-1")
-        found = _with_blobs(compiled, text, "bytes", BLOB_DEPTH)
+        found = _with_blobs(self._current(), text, "bytes", BLOB_DEPTH)
         if not found:
             return data
         self.redactions += len(found)
@@ -533,16 +526,8 @@ class Scrubber:
         """Whether a serialized JSON line might hold a secret in one of its strings. Never false
         when `scrub_event` would change something visible in the line: each pattern is matched in
         its serialized form, and each base64 blob (the same in a line as in its string) is
-        decoded and searched. (Streams are not visible there; `prepare` handles them.)
-
-        Called in the same thread right after `prepare` (as the writer does, for the line of the
-        event it prepared), it searches with the secrets `prepare` read: the environment is read
-        once per event, and a variable set since is caught from the next event on."""
-        prepared, self._prepared = self._prepared, None
-        if prepared is not None and prepared[0] == threading.get_ident():
-            compiled = prepared[1]
-        else:
-            compiled = self._current()
+        decoded and searched. (Streams are not visible there; `prepare` handles them.)"""
+        compiled = self._current()
         return compiled.search(line, "line") or any(
             _blob_finding(compiled, *run, BLOB_DEPTH) is not None for run in _blob_runs(line)
         )
@@ -574,33 +559,28 @@ class Scrubber:
     def prepare(self, event: Event) -> Event:
         """What is scrubbed in every event, whatever its line looks like: credential headers and
         query parameters by name, streamed content joined, binary bodies and files as bytes."""
-        self._prepared = None
         kind = event.get("type")
         if kind == "model_call":
-            compiled = self._current()
             request, response = event.get("request"), event.get("response")
             if isinstance(request, dict):
-                new_request = self._request(request, compiled)
+                new_request = self._request(request)
                 if new_request is not request:
                     event = {**event, "request": new_request}
             if isinstance(response, dict):
-                new_response = self._body(response, compiled)
+                new_response = self._body(response)
                 if new_response is not response:
                     event = {**event, "response": new_response}
-            self._prepared = (threading.get_ident(), compiled)
         elif kind == "checkpoint":
             workspace = event.get("workspace")
             files = workspace.get("files") if isinstance(workspace, dict) else None
             if isinstance(workspace, dict) and isinstance(files, dict):
-                compiled = self._current()
                 binary = {
-                    path: self._body(entry, compiled)
+                    path: self._body(entry)
                     for path, entry in files.items()
                     if isinstance(entry, dict) and "base64" in entry
                 }
                 if any(entry is not files[path] for path, entry in binary.items()):
                     event = {**event, "workspace": {**workspace, "files": {**files, **binary}}}
-                self._prepared = (threading.get_ident(), compiled)
         return event
 
     def scrub_event(self, event: Event) -> Event:
@@ -613,7 +593,7 @@ class Scrubber:
                 out[key] = self.scrub_value(value)
         return out
 
-    def _request(self, request: dict[str, Any], compiled: _Compiled) -> dict[str, Any]:
+    def _request(self, request: dict[str, Any]) -> dict[str, Any]:
         out = request
         headers = request.get("headers")
         if isinstance(headers, dict) and any(
@@ -632,24 +612,16 @@ class Scrubber:
                 out = {**out, "url": new_url}
         raw = request.get("body_raw")
         if isinstance(raw, dict):
-            new_raw = self._body(raw, compiled)
+            new_raw = self._body(raw)
             if new_raw is not raw:
                 out = {**out, "body_raw": new_raw}
         return out
 
-    def _body(self, stored: dict[str, Any], compiled: _Compiled) -> dict[str, Any]:
+    def _body(self, stored: dict[str, Any]) -> dict[str, Any]:
         """A stored body (or workspace file): its stream scrubbed joined, its base64 as bytes."""
         sse = stored.get("sse")
         if isinstance(sse, list):
-
-            def counted_spans(text: str) -> list[tuple[int, int]]:
-                if len(text) < MIN_SECRET_LENGTH:
-                    return []
-                found = [(a, b) for a, b, _, _ in _with_blobs(compiled, text, "text", BLOB_DEPTH)]
-                self.redactions += len(found)
-                return found
-
-            redacted = streams.redact(sse, counted_spans, REDACTED)
+            redacted = streams.redact(sse, self._counted_spans, REDACTED)
             if redacted is not None:
                 stored = {**stored, "sse": redacted}
         encoded = stored.get("base64")
@@ -658,10 +630,15 @@ class Scrubber:
                 data = base64.b64decode(encoded, validate=True)
             except (binascii.Error, ValueError):
                 return stored  # not base64 after all: its text is scrubbed like any string
-            scrubbed = self._scrub_bytes(data, compiled)
+            scrubbed = self.scrub_bytes(data)
             if scrubbed is not data:
                 stored = {**stored, "base64": base64.b64encode(scrubbed).decode("ascii")}
         return stored
+
+    def _counted_spans(self, text: str) -> list[tuple[int, int]]:
+        found = [(start, end) for start, end, _ in self.find(text)]
+        self.redactions += len(found)
+        return found
 
 
 def redact_query(url: str) -> str:
