@@ -16,6 +16,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from . import vcr_request
+
 # Only the httpx family: the anthropic SDK speaks over httpx (1.x) or httpx2 (2.x). Patching
 # http.client too would record the same call twice and catch our own loopback servers. Decided
 # once: vcrpy would otherwise retry importing a missing httpx at every recording or replay.
@@ -109,6 +111,9 @@ class _Patches:
         self.settings: list[tuple[Any, str, Any]] | None = None
         self._news: dict[tuple[int, str], Any] | None = None  # (id of class, method) -> vcrpy's patch
         self._lock = threading.Lock()
+        # While the set is entered, whether it holds our request builder in place of vcrpy's
+        # (vcr_request.py): None outside a block.
+        self._holding: bool | None = None
         if wait:
             self.settings = self._stand_ins()
         else:
@@ -165,6 +170,8 @@ class _Patches:
                 self._news = {
                     (id(patcher.getter()), patcher.attribute): patcher.new for patcher in self.patchers
                 }
+            if self._holding is False:  # entered before vcrpy was loaded: from now on, as any block
+                self._holding = vcr_request.hold()
         return self._news[key]
 
     @contextlib.contextmanager
@@ -182,8 +189,14 @@ class _Patches:
                 local = name in own  # else inherited: removing ours uncovers it again
                 saved.append((target, name, own[name] if local else None, local))
                 setattr(target, name, new)
+            with self._lock:
+                self._holding = vcr_request.hold()
             yield
         finally:
+            with self._lock:
+                if self._holding:
+                    vcr_request.release()
+                self._holding = None
             for target, name, original, local in reversed(saved):
                 if local:
                     setattr(target, name, original)

@@ -146,7 +146,13 @@ with patched(first):
     with patched(inner):  # vcrpy loads inside two blocks: it must wrap the transports, not stand-ins
         assert _get(client, "b") == "inner"
         assert "vcr" in sys.modules
+        from vcr.stubs import httpx_stubs
+        from pytest_agentevals.recording.vcr_request import make_vcr_request
+        assert httpx_stubs._make_vcr_request is make_vcr_request  # held from the request that loaded vcrpy
+    assert httpx_stubs._make_vcr_request is not make_vcr_request
     assert _get(client, "c") == "first"
+    assert httpx_stubs._make_vcr_request is make_vcr_request  # and by the outer block from its first
+assert httpx_stubs._make_vcr_request.__module__ == "vcr.stubs.httpx_stubs"
 
 async def fetch(path):
     async with httpx2.AsyncClient(transport=live) as aclient:
@@ -154,10 +160,12 @@ async def fetch(path):
 
 assert _get(client, "d") == "live"
 with patched(later):
+    assert httpx_stubs._make_vcr_request is make_vcr_request  # vcrpy loaded: held from the start
     assert _get(client, "e") == "later"
     assert asyncio.run(fetch("f")) == "later"
 assert asyncio.run(fetch("g")) == "live"
 assert {{name: vars(httpx2.MockTransport)[name] for name in before}} == before
+assert httpx_stubs._make_vcr_request.__module__ == "vcr.stubs.httpx_stubs"
 assert [uri.rsplit("/", 1)[1] for uri in first.seen] == ["c"]
 assert [uri.rsplit("/", 1)[1] for uri in inner.seen] == ["b"]
 assert [uri.rsplit("/", 1)[1] for uri in later.seen] == ["e", "f"]

@@ -43,11 +43,18 @@ _LINE = st.one_of(
     ).map("".join),
     st.sampled_from(['data: {"type":"ping"}', "event: message_stop", "data: [1, 2]", "data:"]),
 )
-_BLOCK = st.lists(_LINE, max_size=4).map("\n".join)
+# Data the JSON scanner reads whole, in part, or not at all, as `json.loads` must judge it: values
+# with whitespace or something else around them, two values, a broken one, a BOM before one.
+_JSON_DATA = st.tuples(
+    st.sampled_from(["", " ", "\t", "\ufeff"]),
+    st.sampled_from(['{"type":"ping"}', '{"a": [1, 2.5, null]}', "[]", '"text"', "3", '{"a":', "1 2"]),
+    st.sampled_from(["", " ", "\t", "x", ",{}", "}"]),
+).map(lambda parts: "data: " + "".join(parts))
+_BLOCK = st.lists(st.one_of(_LINE, _JSON_DATA), max_size=4).map("\n".join)
 _STREAM = st.lists(_BLOCK, max_size=5).map(lambda blocks: "\n\n".join(blocks).encode("utf-8"))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(_STREAM)
 def test_parse_sse_reads_every_stream_as_line_by_line_reading_does(raw: bytes) -> None:
     assert parse_sse(raw) == _line_by_line(raw)
