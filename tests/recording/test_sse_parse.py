@@ -66,3 +66,14 @@ def test_an_api_stream_is_read_event_by_event() -> None:
         {"event": "message_start", "data": {"type": "message_start"}},
         {"event": "ping", "data": {"type": "ping"}},
     ]
+
+
+def test_event_data_nested_deeper_than_the_parser_goes_is_kept_as_text() -> None:
+    # A stream is what the server sent: data no JSON parser can nest that deep is stored as the
+    # text it was, never raised into the agent's request as a RecursionError.
+    deep = "[" * 100_000 + "]" * 100_000
+    raw = f"event: message_delta\ndata: {deep}\n\nevent: ping\ndata:  {deep}\n\n".encode()
+    assert parse_sse(raw) == [
+        {"event": "message_delta", "data": deep},
+        {"event": "ping", "data": deep},
+    ]

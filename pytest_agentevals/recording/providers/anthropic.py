@@ -184,15 +184,17 @@ _SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # t
 
 def _json_or_text(text: str) -> Any:
     """`json.loads(text)`, or `text` itself when it is no JSON document."""
+    # RecursionError: data nested deeper than the parser goes is kept as text, not raised into the
+    # agent's request.
     try:
         value, end = _SCAN(text, 0)
-    except (StopIteration, ValueError):  # nothing, or something broken, starts at its first character
+    except (StopIteration, ValueError, RecursionError):  # nothing, or something broken, at its start
         end = -1
     if end == len(text):  # a whole document, with nothing around it: what loads would return
         return value
     try:  # whitespace around it, or something after it: loads says which
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
 
 
