@@ -31,7 +31,9 @@ from pytest_agentevals import Recorder, read_trace
 
 TASKS = 130  # enough tasks that the step cap, not the task list, ends the run
 STEPS = 300
-ROUNDS, QUICK_ROUNDS = 8, 2
+# A round's ratio spreads over about 0.95-1.20 on this 2-core machine (the two threads' wakeups across
+# cores, the SDK's pydantic classes the collector happened to free): sixteen rounds for the median.
+ROUNDS, QUICK_ROUNDS = 16, 2
 AIM = 1.05
 
 
