@@ -89,12 +89,18 @@ def main() -> None:
                     )
             steps = sum(1 for event in read_trace(trace) if event["type"] == "model_call")
             case = f"{name} 20 notes"
-            for clock, prefix in ((0, ""), (1, "cpu_")):
-                ratios = [b[clock] / a[clock] for a, b in zip(off, on, strict=True)]
+            for prefix, ratios, added in figures.rounds_compared(off, on, steps):
                 emit(case, f"{prefix}overhead_ratio", statistics.median(ratios), rounds=rounds)
                 emit(case, f"{prefix}overhead_ratio_min", min(ratios), rounds=rounds)
-            added = [(b[1] - a[1]) * 1000 / steps for a, b in zip(off, on, strict=True)]
-            emit(case, "cpu_ms_per_step", statistics.median(added), digits=3, steps=steps, rounds=rounds)
+                if prefix == "cpu_":
+                    emit(
+                        case,
+                        "cpu_ms_per_step",
+                        statistics.median(added),
+                        digits=3,
+                        steps=steps,
+                        rounds=rounds,
+                    )
 
 
 if __name__ == "__main__":

@@ -78,9 +78,7 @@ def main() -> None:
         case = f"{STEPS} steps"
         emit(case, "seconds_recording_off", statistics.median(run[0] for run in off))
         emit(case, "seconds_recording_on", statistics.median(run[0] for run in on))
-        for clock, prefix in ((0, ""), (1, "cpu_")):
-            ratios = [b[clock] / a[clock] for a, b in zip(off, on, strict=True)]
-            added = [(b[clock] - a[clock]) * 1000 / STEPS for a, b in zip(off, on, strict=True)]
+        for prefix, ratios, added in figures.rounds_compared(off, on, STEPS):
             emit(case, f"{prefix}overhead_ratio", statistics.median(ratios), aim=AIM, rounds=rounds)
             emit(case, f"{prefix}overhead_ratio_min", min(ratios), rounds=rounds)
             emit(case, f"{prefix}ms_added_per_step", statistics.median(added), rounds=rounds)
