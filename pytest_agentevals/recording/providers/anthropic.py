@@ -38,16 +38,15 @@ _HEADER_FATE: dict[str, int] = {}
 _HEADER_FATE_ENTRIES = 1024
 
 
-def _fate(lower: str) -> int:
-    fate = _HEADER_FATE.get(lower)
-    if fate is None:
-        if lower in _VOLATILE_REQUEST_HEADERS or lower.startswith("x-stainless-"):
-            fate = _DROP
-        else:
-            fate = _REDACT if is_secret_header(lower) else _KEEP
-        if len(_HEADER_FATE) >= _HEADER_FATE_ENTRIES:
-            _HEADER_FATE.clear()
-        _HEADER_FATE[lower] = fate
+def _decide(lower: str) -> int:
+    """A header name's fate, decided and remembered (the caller looked in the memo first)."""
+    if lower in _VOLATILE_REQUEST_HEADERS or lower.startswith("x-stainless-"):
+        fate = _DROP
+    else:
+        fate = _REDACT if is_secret_header(lower) else _KEEP
+    if len(_HEADER_FATE) >= _HEADER_FATE_ENTRIES:
+        _HEADER_FATE.clear()
+    _HEADER_FATE[lower] = fate
     return fate
 
 
@@ -60,7 +59,7 @@ def request_headers(lowered: Mapping[str, Any]) -> dict[str, str]:
     for lower, value in lowered.items():
         fate = fates.get(lower)  # the memo read here: a call per header was a tenth of this
         if fate is None:
-            fate = _fate(lower)
+            fate = _decide(lower)
         if fate == _KEEP:
             kept[lower] = value if isinstance(value, str) else ", ".join(value)
         elif fate == _REDACT:
