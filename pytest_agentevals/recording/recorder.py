@@ -69,7 +69,9 @@ class Recorder:
     `resumed_from` says where a resumed run starts: the checkpoint fixture (its name and SHA-256) or
     trace it was booted from (`run_start.resumed_from`). With `require_model_call` (what `agentevals
     record` and the marathon's seeds use), a run that would end `ok` but recorded no model call ends
-    `no_model_calls`, with a `reason`: it checked nothing.
+    `no_model_calls`, with a `reason`: it checked nothing. `watch_workspace=False` has checkpoints'
+    workspace snapshots stat every file instead of asking inotify what changed (for a workspace that
+    another machine writes to over a network file system: docs/trace-format.md).
     """
 
     def __init__(
@@ -88,6 +90,7 @@ class Recorder:
         guards: Sequence[Guard] = (),
         resumed_from: Mapping[str, Any] | None = None,
         require_model_call: bool = False,
+        watch_workspace: bool = True,
     ) -> None:
         self.path = Path(path)
         self.require_model_call = require_model_call
@@ -110,7 +113,7 @@ class Recorder:
         self.status: str | None = None
         self.totals: dict[str, Any] = {}
         self._observed: dict[str, Any] | None = None
-        self.snapshots = Snapshotter()
+        self.snapshots = Snapshotter(watch=watch_workspace)
         self._bodies = BodyDecoder()
         self.guarding = GuardRunner(guards, self, self._bodies.decode)
         self._last_checkpoint: int | None = None
@@ -186,6 +189,7 @@ class Recorder:
             self._patches.close()
             self._patches = None
         active.pop_recorder(self)
+        self.snapshots.close()  # the workspace's watches (a recorder started again watches anew)
         guarding = self.guarding
         # A guard's stop, then what the harness said with end(), then the way out.
         final = guarding.halt_status or self.status or status or ("error" if error else "ok")

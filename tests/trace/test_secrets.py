@@ -586,25 +586,33 @@ def test_a_workspace_snapshot_stores_links_as_links_and_never_reads_through_one(
     assert stored[2]["workspace"]["files"] == {"src/alias.py": {"link": "../deploy_key"}}  # as a delta
 
 
+@pytest.mark.parametrize("watch", [True, False], ids=["watched", "walked"])
 def test_a_file_swapped_for_a_link_during_the_walk_is_not_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, watch: bool
 ) -> None:
     from pytest_agentevals.recording import workspace as snapshots
+    from pytest_agentevals.recording import workspace_watch
 
     secret_file = tmp_path / "outside.txt"
     secret_file.write_text("outside content " + "Q" * 20)
     root = tmp_path / "ws"
     root.mkdir()
     (root / "f.txt").write_text("inside")
-    real_read = snapshots._read
+    real_read = snapshots.read_file
 
     def swap_then_read(folder: Any, name: str) -> bytes | None:
         (root / name).unlink()
         (root / name).symlink_to(secret_file)  # the race: the walk saw a file, a link is read
         return real_read(folder, name)
 
-    monkeypatch.setattr(snapshots, "_read", swap_then_read)
-    assert snapshots.Snapshotter().snapshot(root)["files"] == {}
+    monkeypatch.setattr(snapshots, "read_file", swap_then_read)
+    monkeypatch.setattr(workspace_watch, "read_file", swap_then_read)
+    snapshotter = snapshots.Snapshotter(watch=watch)
+    assert snapshotter.snapshot(root)["files"] == {}
+    monkeypatch.setattr(workspace_watch, "read_file", real_read)
+    monkeypatch.setattr(snapshots, "read_file", real_read)
+    # The next snapshot looks again, and stores the link as a link.
+    assert snapshotter.snapshot(root)["files"] == {"f.txt": {"link": str(secret_file)}}
 
 
 # -- 7. history and scan -------------------------------------------------------------------------------

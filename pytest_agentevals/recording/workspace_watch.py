@@ -1,0 +1,305 @@
+"""Workspace snapshots that look only at what changed: the workspace's folders watched with inotify,
+and each snapshot looking again at the names the kernel reported since the last one.
+
+A tree per root mirrors the workspace: per folder its names, each a file (its entry once read), a
+link's target or a folder of its own. An event on a name (written, touched, created, deleted, moved
+in or out) marks it; the next snapshot looks again at the marked names only (an lstat each), reads
+the marked files and takes everything else from the tree. A long run's snapshot was an lstat per
+file (the syscalls, a few microseconds each, were most of it); now it is one read of the queue and
+one lstat per changed name. What a snapshot holds is what a walk of the whole workspace gives
+(`workspace_files.walk_root`): the same files and links, in the same order, with the same entries.
+
+A file's entry is trusted for as long as no event names it: the watch is in place before the
+folder is listed, and a write's event is queued before the write returns, so a file written at any
+time after its read is read again at the next snapshot. When events may have been lost (the queue
+overflowed, the root's watch went), the tree is dropped and the workspace read again whole. What
+inotify cannot see: a write through a shared memory mapping that has not reached the file yet, and
+changes made by another machine to a network file system (see docs/trace-format.md).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Any
+
+from .inotify import GONE, IN_Q_OVERFLOW, Inotify
+from .workspace_files import FOLDER_FLAGS, MAX_FILE_BYTES, MAX_TOTAL_BYTES, SKIPPED_DIRS, entry_of, read_file
+
+
+class _File:
+    __slots__ = ("entry", "size", "with_content")
+
+    def __init__(self, size: int) -> None:
+        self.size = size  # as the folder's listing or an lstat gave it: what the budget counts
+        self.entry: dict[str, Any] | None = None  # None until read
+        self.with_content = False
+
+
+class _Link:
+    __slots__ = ("target",)
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+
+class _Folder:
+    __slots__ = (
+        "full",
+        "ident",
+        "listed",
+        "marked",
+        "name",
+        "names",
+        "order",
+        "parent",
+        "pending",
+        "small",
+        "wd",
+    )
+
+    def __init__(self, name: str, parent: _Folder | None) -> None:
+        self.name = name
+        self.parent = parent
+        self.names: dict[str, _File | _Link | _Folder] = {}
+        self.order: list[str] | None = None  # the names sorted, until one comes or goes
+        self.marked: set[str] = set()  # names an event reported since the last look
+        self.listed = False  # its names read (else it is listed at the next visit)
+        self.pending = True  # it or a folder below has something to look at: it must be opened
+        self.ident: tuple[int, int] | None = None  # (st_dev, st_ino), once opened
+        self.wd: int | None = None
+        self.small = 0  # at the last visit: the sizes of the files small enough for content, below
+        self.full = False  # ...and whether every one of them had room for its content then
+
+
+class Unwatchable(Exception):
+    """The kernel refused a watch (the limit of watches is reached): stat every file instead."""
+
+
+class Watcher:
+    """The trees of the roots snapshotted, and the one inotify instance that keeps them true."""
+
+    def __init__(self, inotify: Inotify) -> None:
+        self._inotify = inotify
+        self._roots: dict[str, _Folder] = {}
+        self._by_wd: dict[int, list[_Folder]] = {}
+
+    def close(self) -> None:
+        self._inotify.close()
+        self._roots.clear()
+        self._by_wd.clear()
+
+    def files(self, root: str) -> dict[str, dict[str, Any]]:
+        """The snapshot's files of `root` (see the module's docstring). Raises Unwatchable."""
+        self._drain()
+        try:
+            fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            self._forget(root)
+            return {}
+        try:
+            node = self._roots.get(root)
+            if node is None:
+                node = self._roots[root] = _Folder("", None)
+            files: dict[str, dict[str, Any]] = {}
+            try:
+                self._visit(node, fd, "", files, MAX_TOTAL_BYTES)
+            except Unwatchable:
+                self._forget(root)
+                raise
+            return files
+        finally:
+            os.close(fd)
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def _drain(self) -> None:
+        by_wd = self._by_wd
+        for wd, mask, name in self._inotify.read():
+            if mask & IN_Q_OVERFLOW:
+                for node in self._roots.values():
+                    self._reset(node)  # events were lost: trust nothing
+                continue
+            for node in tuple(by_wd.get(wd, ())):
+                if name:
+                    node.marked.add(name)
+                    _pend(node)
+                elif mask & GONE:
+                    if node.parent is None:
+                        self._reset(node)  # the root's watch went: its tree is no longer kept true
+                    else:
+                        node.parent.marked.add(node.name)  # (its parent is told too; to be sure)
+                        _pend(node.parent)
+
+    # -- the tree ----------------------------------------------------------------------------------
+
+    def _visit(self, node: _Folder, fd: int, prefix: str, files: dict[str, Any], budget: int) -> int:
+        """Bring `node` (open as `fd`) up to date and add its files to `files`; the budget left."""
+        budget_in = budget
+        if node.pending:
+            info = os.fstat(fd)
+            ident = (info.st_dev, info.st_ino)
+            if node.ident is not None and node.ident != ident:
+                self._reset(node)  # another folder than the one watched (a root's path reused)
+            node.ident = ident
+            if not node.listed:
+                self._list(node, fd)
+            elif node.marked:
+                self._look_again(node, fd)
+        pending = bool(node.marked)  # a name that could not be looked at is looked at next time
+        small = 0  # the sizes of the files small enough for content, here and below
+        names = node.names
+        order = node.order
+        if order is None:
+            order = node.order = sorted(names)
+        for name in order:
+            item = names[name]
+            if type(item) is _File:
+                size = item.size
+                with_content = size <= MAX_FILE_BYTES and size <= budget
+                entry = item.entry
+                if entry is None or item.with_content != with_content:
+                    entry = self._read(fd, name, item, with_content)
+                    if entry is None:
+                        node.marked.add(name)  # vanished, or no longer a plain file: next time
+                        pending = True
+                        continue
+                if with_content:
+                    budget -= size
+                if size <= MAX_FILE_BYTES:
+                    small += size
+                files[prefix + name] = entry
+            elif type(item) is _Link:
+                files[prefix + name] = {"link": item.target}
+            else:
+                assert isinstance(item, _Folder)
+                if not item.pending and item.full and budget >= item.small:
+                    _cached(item, prefix + name + "/", files)  # as read, every small file's content
+                    budget -= item.small
+                    small += item.small
+                    continue
+                try:
+                    child = os.open(name, FOLDER_FLAGS, dir_fd=fd)
+                except OSError:
+                    node.marked.add(name)  # gone, or no longer a folder: looked at next time
+                    pending = True
+                    continue
+                try:
+                    budget = self._visit(item, child, prefix + name + "/", files, budget)
+                finally:
+                    os.close(child)
+                small += item.small
+                pending = pending or item.pending
+        node.pending, node.small, node.full = pending, small, budget_in >= small
+        return budget
+
+    def _list(self, node: _Folder, fd: int) -> None:
+        """Watch the folder, then read its names (so nothing that changes after is missed)."""
+        if node.wd is None:
+            wd = self._inotify.watch(fd)
+            if wd is None:
+                raise Unwatchable
+            node.wd = wd
+            self._by_wd.setdefault(wd, []).append(node)
+        node.marked.clear()
+        try:
+            entries = list(os.scandir(fd))
+        except OSError:
+            node.names, node.order = {}, None
+            return  # unreadable: nothing of it, as a walk would give (it is listed again next time)
+        names: dict[str, _File | _Link | _Folder] = {}
+        for entry in entries:
+            name = entry.name
+            try:
+                if entry.is_symlink():
+                    names[name] = _Link(os.readlink(name, dir_fd=fd))
+                elif entry.is_file(follow_symlinks=False):
+                    names[name] = _File(entry.stat(follow_symlinks=False).st_size)
+                elif entry.is_dir(follow_symlinks=False) and name not in SKIPPED_DIRS:
+                    names[name] = _Folder(name, node)
+            except OSError:
+                node.marked.add(name)  # went while it was listed: looked at again next time
+        node.names, node.order, node.listed = names, None, True
+
+    def _look_again(self, node: _Folder, fd: int) -> None:
+        names = node.names
+        marked, node.marked = node.marked, set()
+        for name in marked:
+            old = names.pop(name, None)
+            new: _File | _Link | _Folder | None = None
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                mode = info.st_mode
+                if stat.S_ISLNK(mode):
+                    new = _Link(os.readlink(name, dir_fd=fd))
+                elif stat.S_ISREG(mode):
+                    new = _File(info.st_size)
+                elif stat.S_ISDIR(mode) and name not in SKIPPED_DIRS:
+                    same = isinstance(old, _Folder) and old.ident == (info.st_dev, info.st_ino)
+                    new = old if same else _Folder(name, node)
+            except FileNotFoundError:
+                pass
+            except OSError:
+                node.marked.add(name)  # could not be looked at: next time
+            if isinstance(old, _Folder) and new is not old:
+                self._drop(old)
+            if new is not None:
+                names[name] = new
+            if (old is None) != (new is None):
+                node.order = None
+
+    def _read(self, fd: int, name: str, item: _File, with_content: bool) -> dict[str, Any] | None:
+        data = read_file(fd, name)
+        if data is None:
+            item.entry = None
+            return None
+        item.entry, item.with_content = entry_of(data, with_content), with_content
+        return item.entry
+
+    def _reset(self, node: _Folder) -> None:
+        """Forget what `node` holds: it is listed and its files read again at the next visit."""
+        self._drop(node)  # its own watch too: the folder now at its path may be another
+        node.names, node.order, node.marked, node.listed, node.ident = {}, None, set(), False, None
+        _pend(node)
+
+    def _drop(self, node: _Folder) -> None:
+        """`node` and the folders below it leave the tree; their events are not looked at again."""
+        for item in node.names.values():
+            if isinstance(item, _Folder):
+                self._drop(item)
+        if node.wd is not None:
+            holders = self._by_wd.get(node.wd, [])
+            if node in holders:
+                holders.remove(node)
+            if not holders:
+                self._by_wd.pop(node.wd, None)
+                self._inotify.unwatch(node.wd)
+            node.wd = None
+
+    def _forget(self, root: str) -> None:
+        node = self._roots.pop(root, None)
+        if node is not None:
+            self._drop(node)
+
+
+def _pend(node: _Folder | None) -> None:
+    while node is not None and not node.pending:
+        node.pending = True
+        node = node.parent
+
+
+def _cached(node: _Folder, prefix: str, files: dict[str, Any]) -> None:
+    """A folder's files as the tree holds them: nothing in it changed, and nothing is to be read."""
+    order = node.order
+    if order is None:
+        order = node.order = sorted(node.names)
+    names = node.names
+    for name in order:
+        item = names[name]
+        if type(item) is _File:
+            files[prefix + name] = item.entry
+        elif type(item) is _Link:
+            files[prefix + name] = {"link": item.target}
+        else:
+            assert isinstance(item, _Folder)
+            _cached(item, prefix + name + "/", files)
