@@ -101,6 +101,11 @@ class Watcher:
             node = self._roots.get(root)
             if node is None:
                 node = self._roots[root] = _Folder("", None)
+            # The path may open another folder with no event on the one watched (a folder above it
+            # renamed, a link on the way pointed elsewhere, a relative path after a chdir).
+            info = os.fstat(fd)
+            if node.ident not in (None, (info.st_dev, info.st_ino)):
+                self._reset(node)
             files: dict[str, dict[str, Any]] = {}
             try:
                 self._visit(node, fd, "", files, MAX_TOTAL_BYTES)

@@ -183,6 +183,27 @@ def test_a_root_whose_path_is_another_folder_now_is_read_whole(tmp_path: Path) -
     assert snapshotter.snapshot(root)["files"] == _truth(root)
 
 
+def test_a_root_path_that_leads_elsewhere_with_no_event_on_the_root_is_read_whole(tmp_path: Path) -> None:
+    # Nothing happens to the folder watched: a folder above it is renamed, or a link on the way is
+    # pointed elsewhere, and the path now opens another folder.
+    (tmp_path / "p" / "work").mkdir(parents=True)
+    (tmp_path / "other").mkdir()
+    for folder, text in ((tmp_path / "p" / "work", "one"), (tmp_path / "other", "two")):
+        (folder / "a.txt").write_text(text)
+    root, link = tmp_path / "p" / "work", tmp_path / "current"
+    link.symlink_to(root)
+    snapshotter = _watched()
+    assert snapshotter.snapshot(root)["files"]["a.txt"]["text"] == "one"
+    assert snapshotter.snapshot(link)["files"]["a.txt"]["text"] == "one"
+    link.unlink()
+    link.symlink_to(tmp_path / "other")
+    assert snapshotter.snapshot(link)["files"]["a.txt"]["text"] == "two"
+    (tmp_path / "p").rename(tmp_path / "q")
+    root.mkdir(parents=True)
+    (root / "a.txt").write_text("new")
+    assert snapshotter.snapshot(root)["files"]["a.txt"]["text"] == "new"
+
+
 def test_a_refused_watch_falls_back_to_stat_every_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
