@@ -12,7 +12,9 @@ one lstat per changed name. What a snapshot holds is what a walk of the whole wo
 A file's entry is trusted for as long as no event names it: the watch is in place before the
 folder is listed, and a write's event is queued before the write returns, so a file written at any
 time after its read is read again at the next snapshot. When events may have been lost (the queue
-overflowed, the root's watch went), the tree is dropped and the workspace read again whole. What
+overflowed, the root's watch went), the tree is dropped and the workspace read again whole; so is a
+folder's when its watch went (deleted: a folder made again at its name may get the same inode number)
+or its mode changed (which of its names can be read). What
 inotify cannot see: a write through a shared memory mapping that has not reached the file yet, and
 changes made by another machine to a network file system (see docs/trace-format.md).
 """
@@ -23,8 +25,11 @@ import os
 import stat
 from typing import Any
 
-from .inotify import GONE, IN_Q_OVERFLOW, Inotify
+from .inotify import GONE, IN_ATTRIB, IN_DELETE_SELF, IN_IGNORED, IN_Q_OVERFLOW, Inotify
 from .workspace_files import FOLDER_FLAGS, MAX_FILE_BYTES, MAX_TOTAL_BYTES, SKIPPED_DIRS, entry_of, read_file
+
+# A folder's own events after which nothing below it is trusted: its watch went, or its mode changed.
+_FORGOTTEN = IN_DELETE_SELF | IN_IGNORED | IN_ATTRIB
 
 
 class _File:
@@ -129,12 +134,14 @@ class Watcher:
                 if name:
                     node.marked.add(name)
                     _pend(node)
-                elif mask & GONE:
-                    if node.parent is None:
-                        self._reset(node)  # the root's watch went: its tree is no longer kept true
-                    else:
-                        node.parent.marked.add(node.name)  # (its parent is told too; to be sure)
-                        _pend(node.parent)
+                elif mask & _FORGOTTEN or (mask & GONE and node.parent is None):
+                    # Its watch went (and a folder made at its name may get its inode number, so
+                    # look the same), or its mode changed what can be read below it, or the root
+                    # moved: what its tree holds is no longer kept true.
+                    self._reset(node)
+                if node.parent is not None and not name and mask & (GONE | IN_ATTRIB):
+                    node.parent.marked.add(node.name)  # (its parent is told too; to be sure)
+                    _pend(node.parent)
 
     # -- the tree ----------------------------------------------------------------------------------
 

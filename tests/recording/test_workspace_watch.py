@@ -10,6 +10,8 @@ import os
 import shutil
 import tempfile
 import time
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -202,6 +204,85 @@ def test_a_root_path_that_leads_elsewhere_with_no_event_on_the_root_is_read_whol
     root.mkdir(parents=True)
     (root / "a.txt").write_text("new")
     assert snapshotter.snapshot(root)["files"]["a.txt"]["text"] == "new"
+
+
+def test_a_folder_made_again_under_the_same_inode_number_is_watched_anew(tmp_path: Path) -> None:
+    # ext4 gives a folder made just after one was removed the same inode number: the same identity,
+    # but the old watch went with the old folder.
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "f").write_text("old")
+    snapshotter = _watched()
+    snapshotter.snapshot(tmp_path)
+    number = (tmp_path / "d").stat().st_ino
+    for _ in range(20):
+        shutil.rmtree(tmp_path / "d")
+        (tmp_path / "d").mkdir()
+        if (tmp_path / "d").stat().st_ino == number:
+            break
+    else:
+        pytest.skip("this file system gives a folder made again another inode number")
+    assert snapshotter.snapshot(tmp_path)["files"] == {}
+    (tmp_path / "d" / "g").write_text("new")
+    assert snapshotter.snapshot(tmp_path)["files"] == _truth(tmp_path) != {}
+
+
+def _as_a_user(scenario: Callable[[Path], None]) -> None:
+    """Run `scenario` in a fresh folder as a user whom a folder's mode can keep out (root reads any
+    folder whatever its mode: then in a child process that has become `nobody`)."""
+
+    def run() -> None:
+        base = Path(tempfile.mkdtemp(prefix="modes-"))
+        try:
+            scenario(base)
+        finally:
+            _open_up(base)
+            shutil.rmtree(base)
+
+    if os.geteuid() != 0:
+        run()
+        return
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(reader)
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            run()
+        except BaseException:
+            os.write(writer, traceback.format_exc().encode())
+            os._exit(1)
+        os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader) as report:
+        failure = report.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, failure
+
+
+def _open_up(folder: Path) -> None:
+    os.chmod(folder, 0o755)  # before it is listed: a mode may keep the listing out
+    for entry in os.scandir(folder):
+        if entry.is_dir(follow_symlinks=False):
+            _open_up(Path(entry.path))
+
+
+def test_a_folder_whose_mode_keeps_the_reader_out_and_lets_it_in_again() -> None:
+    def scenario(base: Path) -> None:
+        (base / "d" / "s").mkdir(parents=True)
+        (base / "d" / "f").write_text("f")
+        (base / "d" / "s" / "g").write_text("g")
+        snapshotter = _watched()
+        snapshotter.snapshot(base)
+        modes = (("d", 0o000), ("d", 0o755), ("d", 0o444), ("d", 0o311), ("d", 0o755), ("", 0o444))
+        for folder, mode in modes:  # none, all, no way through, no listing, all, the root's listing only
+            os.chmod(base / folder, mode)
+            truth = _truth(base)
+            assert snapshotter.snapshot(base)["files"] == truth, (folder, oct(mode))
+        os.chmod(base, 0o755)
+        assert snapshotter.snapshot(base)["files"] == _truth(base) != {}
+
+    _as_a_user(scenario)
 
 
 def test_a_refused_watch_falls_back_to_stat_every_file(
