@@ -14,9 +14,12 @@ folder is listed, and a write's event is queued before the write returns, so a f
 time after its read is read again at the next snapshot. When events may have been lost (the queue
 overflowed, the root's watch went), the tree is dropped and the workspace read again whole; so is a
 folder's when its watch went (deleted: a folder made again at its name may get the same inode number)
-or its mode changed (which of its names can be read). What
-inotify cannot see: a write through a shared memory mapping that has not reached the file yet, and
-changes made by another machine to a network file system (see docs/trace-format.md).
+or its mode changed (which of its names can be read). A write is reported on the folder of the
+name it went through only, so a file with more than one name (hard links) is read again at every
+snapshot, and its other names too when it gets a new one. What inotify cannot see: a write through a
+shared memory mapping that has not reached the file yet, a write through a name made outside the
+workspace after the file was read, and changes made by another machine to a network file system
+(see docs/trace-format.md).
 """
 
 from __future__ import annotations
@@ -33,10 +36,14 @@ _FORGOTTEN = IN_DELETE_SELF | IN_IGNORED | IN_ATTRIB
 
 
 class _File:
-    __slots__ = ("entry", "size", "with_content")
+    __slots__ = ("entry", "ino", "linked", "size", "with_content")
 
-    def __init__(self, size: int) -> None:
-        self.size = size  # as the folder's listing or an lstat gave it: what the budget counts
+    def __init__(self, info: os.stat_result) -> None:
+        self.size = info.st_size  # as the folder's listing or an lstat gave it: what the budget counts
+        self.ino = info.st_ino
+        # A write is reported on the folder of the name it went through only: a file with other
+        # names (hard links) is looked at again at every snapshot.
+        self.linked = info.st_nlink > 1
         self.entry: dict[str, Any] | None = None  # None until read
         self.with_content = False
 
@@ -88,6 +95,7 @@ class Watcher:
         self._inotify = inotify
         self._roots: dict[str, _Folder] = {}
         self._by_wd: dict[int, list[_Folder]] = {}
+        self._new_links: set[int] = set()  # inode numbers of files seen under a name more
 
     def close(self) -> None:
         self._inotify.close()
@@ -114,6 +122,14 @@ class Watcher:
             files: dict[str, dict[str, Any]] = {}
             try:
                 self._visit(node, fd, "", files, MAX_TOTAL_BYTES)
+                if self._new_links:
+                    # A file got a name more: its other names, read while it had one, are told
+                    # nothing of a write through it, so they are looked at again (and from now on).
+                    inos, self._new_links = self._new_links, set()
+                    for tree in self._roots.values():
+                        _mark_links(tree, inos)
+                    files = {}
+                    self._visit(node, fd, "", files, MAX_TOTAL_BYTES)
             except Unwatchable:
                 self._forget(root)
                 raise
@@ -181,6 +197,9 @@ class Watcher:
                 if size <= MAX_FILE_BYTES:
                     small += size
                 files[prefix + name] = entry
+                if item.linked:
+                    node.marked.add(name)
+                    pending = True
             elif type(item) is _Link:
                 files[prefix + name] = {"link": item.target}
             else:
@@ -226,7 +245,9 @@ class Watcher:
                 if entry.is_symlink():
                     names[name] = _Link(os.readlink(name, dir_fd=fd))
                 elif entry.is_file(follow_symlinks=False):
-                    names[name] = _File(entry.stat(follow_symlinks=False).st_size)
+                    item = names[name] = _File(entry.stat(follow_symlinks=False))
+                    if item.linked:
+                        self._new_links.add(item.ino)
                 elif entry.is_dir(follow_symlinks=False) and name not in SKIPPED_DIRS:
                     names[name] = _Folder(name, node)
             except OSError:
@@ -245,7 +266,9 @@ class Watcher:
                 if stat.S_ISLNK(mode):
                     new = _Link(os.readlink(name, dir_fd=fd))
                 elif stat.S_ISREG(mode):
-                    new = _File(info.st_size)
+                    new = _File(info)
+                    if new.linked and not (type(old) is _File and old.ino == new.ino):
+                        self._new_links.add(new.ino)  # a name more, or one it had not
                 elif stat.S_ISDIR(mode) and name not in SKIPPED_DIRS:
                     same = isinstance(old, _Folder) and old.ident == (info.st_dev, info.st_ino)
                     new = old if same else _Folder(name, node)
@@ -298,6 +321,17 @@ def _pend(node: _Folder | None) -> None:
     while node is not None and not node.pending:
         node.pending = True
         node = node.parent
+
+
+def _mark_links(node: _Folder, inos: set[int]) -> None:
+    """Mark the files below `node` with one of these inode numbers, to be looked at again."""
+    for name, item in node.names.items():
+        if type(item) is _File:
+            if item.ino in inos:
+                node.marked.add(name)
+                _pend(node)
+        elif type(item) is _Folder:
+            _mark_links(item, inos)
 
 
 def _cached(node: _Folder, prefix: str, files: dict[str, Any]) -> None:

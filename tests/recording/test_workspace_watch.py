@@ -285,6 +285,30 @@ def test_a_folder_whose_mode_keeps_the_reader_out_and_lets_it_in_again() -> None
     _as_a_user(scenario)
 
 
+def test_a_file_written_through_another_of_its_names_is_read_again(tmp_path: Path) -> None:
+    # A write is reported on the folder of the name it went through only: a hard link's other names,
+    # in the workspace or outside it, hear nothing.
+    root, outside = tmp_path / "work", tmp_path / "outside"
+    (root / "d").mkdir(parents=True)
+    (root / "e").mkdir()
+    outside.mkdir()
+    (root / "a").write_text("a1")
+    (outside / "x").write_text("x1")
+    os.link(outside / "x", root / "e" / "x")  # another name already, when first read
+    snapshotter = _watched()
+    snapshotter.snapshot(root)
+    os.link(root / "a", root / "b")  # ...and names made after the read, beside it and elsewhere
+    os.link(root / "a", root / "d" / "a")
+    assert snapshotter.snapshot(root)["files"] == _truth(root)
+    for written, text in (("b", "a2"), ("d/a", "a3"), ("../outside/x", "x2")):
+        (root / written).write_text(text)
+        assert snapshotter.snapshot(root)["files"] == _truth(root), written
+    os.unlink(root / "b")
+    os.unlink(root / "d" / "a")
+    (root / "a").write_text("a4")  # one name again
+    assert snapshotter.snapshot(root)["files"] == _truth(root)
+
+
 def test_a_refused_watch_falls_back_to_stat_every_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
