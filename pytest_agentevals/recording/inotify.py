@@ -3,14 +3,17 @@ look. Workspace snapshots use it (`workspace_watch.py`) so a checkpoint need not
 
 Only what a snapshot needs is bound: one instance, a watch per folder (added on an open descriptor,
 so it is the folder that was opened, whatever its path points at by then), and the queue read
-without waiting. Where inotify is missing (another system, no C library, no /proc, the limit of
-instances reached), `Inotify.open()` gives None and snapshots stat every file instead.
+without waiting. A mount or unmount, which inotify does not report (a folder mounted over keeps
+its watch on the folder now hidden), is told by polling /proc/self/mountinfo. Where inotify is
+missing (another system, no C library, no /proc, the limit of instances reached), `Inotify.open()`
+gives None and snapshots stat every file instead.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import select
 import struct
 import sys
 from collections.abc import Callable, Iterator
@@ -56,11 +59,18 @@ class Inotify:
     """One inotify instance: add watches on folders, read what happened since the last read."""
 
     def __init__(
-        self, fd: int, add_watch: Callable[[int, bytes, int], int], rm_watch: Callable[[int, int], int]
+        self,
+        fd: int,
+        add_watch: Callable[[int, bytes, int], int],
+        rm_watch: Callable[[int, int], int],
+        mounts: int,
     ) -> None:
         self.fd = fd
         self._add_watch = add_watch
         self._rm_watch = rm_watch
+        self._mounts = mounts  # /proc/self/mountinfo, open: polled, never read
+        self._poll = select.poll()
+        self._poll.register(mounts, select.POLLPRI)
 
     @classmethod
     def open(cls) -> Inotify | None:
@@ -79,7 +89,12 @@ class Inotify:
         fd = init1(os.O_NONBLOCK | os.O_CLOEXEC)
         if fd < 0:  # EMFILE: the user's limit of instances (128 by default) is reached
             return None
-        return cls(fd, add_watch, rm_watch)
+        try:
+            mounts = os.open("/proc/self/mountinfo", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            os.close(fd)
+            return None
+        return cls(fd, add_watch, rm_watch, mounts)
 
     def watch(self, folder_fd: int) -> int | None:
         """A watch on the folder open as `folder_fd` (its descriptor, 0 or more), or None when the
@@ -104,8 +119,14 @@ class Inotify:
                 # buffer empty took the whole queue (one more read would only say "nothing").
                 return
 
+    def mounts_changed(self) -> bool:
+        """Whether a file system was mounted or unmounted since the last call (or the opening): the
+        kernel marks the open table once per change, and a poll takes the mark."""
+        return bool(self._poll.poll(0))
+
     def close(self) -> None:
         os.close(self.fd)  # and with it every watch
+        os.close(self._mounts)
 
 
 def parse(data: bytes) -> Iterator[Event]:

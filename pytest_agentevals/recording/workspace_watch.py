@@ -12,9 +12,10 @@ one lstat per changed name. What a snapshot holds is what a walk of the whole wo
 A file's entry is trusted for as long as no event names it: the watch is in place before the
 folder is listed, and a write's event is queued before the write returns, so a file written at any
 time after its read is read again at the next snapshot. When events may have been lost (the queue
-overflowed, the root's watch went), the tree is dropped and the workspace read again whole; so is a
-folder's when its watch went (deleted: a folder made again at its name may get the same inode number)
-or its mode changed (which of its names can be read). A write is reported on the folder of the
+overflowed, the root's watch went) or none is sent (a file system mounted or unmounted), the tree is
+dropped and the workspace read again whole; so is a folder's when its watch went (deleted: a folder
+made again at its name may get the same inode number) or its mode changed (which of its names can be
+read). A write is reported on the folder of the
 name it went through only, so a file with more than one name (hard links) is read again at every
 snapshot, and its other names too when it gets a new one. What inotify cannot see: a write through a
 shared memory mapping that has not reached the file yet, a write through a name made outside the
@@ -141,6 +142,9 @@ class Watcher:
 
     def _drain(self) -> None:
         by_wd = self._by_wd
+        if self._inotify.mounts_changed():
+            for node in self._roots.values():
+                self._reset(node)  # a folder may have been mounted over, or uncovered: no event says
         for wd, mask, name in self._inotify.read():
             if mask & IN_Q_OVERFLOW:
                 for node in self._roots.values():

@@ -309,6 +309,63 @@ def test_a_file_written_through_another_of_its_names_is_read_again(tmp_path: Pat
     assert snapshotter.snapshot(root)["files"] == _truth(root)
 
 
+def _in_a_mount_namespace(scenario: Callable[[], None]) -> None:
+    """Run `scenario` in a child process with mount namespace of its own, where it may mount
+    (as root, or as a user mapped to root in a user namespace of its own); skip where none is had."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    new_user, new_mounts, private, recursive = 0x10000000, 0x00020000, 1 << 18, 16384
+    reader, writer = os.pipe()
+    uid, gid = os.getuid(), os.getgid()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(reader)
+        try:
+            if libc.unshare(new_mounts | (new_user if uid else 0)) != 0:
+                os._exit(2)
+            if uid:
+                Path("/proc/self/setgroups").write_text("deny")
+                Path("/proc/self/uid_map").write_text(f"0 {uid} 1")
+                Path("/proc/self/gid_map").write_text(f"0 {gid} 1")
+            if libc.mount(None, b"/", None, recursive | private, None) != 0:  # nothing leaks out
+                os._exit(2)
+            scenario()
+        except BaseException:
+            os.write(writer, traceback.format_exc().encode())
+            os._exit(1)
+        os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader) as report:
+        failure = report.read()
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) == 2:
+        pytest.skip("no mount namespace of its own to be had here (a user namespace may be refused)")
+    assert os.waitstatus_to_exitcode(status) == 0, failure
+
+
+def test_a_file_system_mounted_over_a_folder_and_unmounted_is_read(tmp_path: Path) -> None:
+    # Neither a mount nor an unmount sends an inotify event: the watch stays on the folder covered.
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "under.txt").write_text("covered")
+
+    def scenario() -> None:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        snapshotter = _watched()
+        snapshotter.snapshot(tmp_path)
+        assert libc.mount(b"none", str(tmp_path / "d").encode(), b"tmpfs", 0, None) == 0
+        (tmp_path / "d" / "over.txt").write_text("mounted")
+        assert snapshotter.snapshot(tmp_path)["files"] == _truth(tmp_path)
+        assert list(_truth(tmp_path)) == ["d/over.txt"]
+        assert libc.umount2(str(tmp_path / "d").encode(), 0) == 0
+        assert snapshotter.snapshot(tmp_path)["files"] == _truth(tmp_path)
+        assert list(_truth(tmp_path)) == ["d/under.txt"]
+
+    _in_a_mount_namespace(scenario)
+
+
 def test_a_refused_watch_falls_back_to_stat_every_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
