@@ -417,7 +417,7 @@ def test_the_recorder_lets_its_watches_go_when_it_stops(tmp_path: Path) -> None:
 
 # -- any sequence of changes ------------------------------------------------------------------------
 
-PATHS = ("a", "b", "d/a", "d/b", "d/e/a", "e")
+PATHS = ("a", "b", "d/a", "d/b", "d/e/a", "e", ".git")
 CONTENTS = ("", "x", "y", "xy", "0123456789", "0123456789abcdef0123")  # around the bounds set below
 OPERATIONS = st.one_of(
     st.tuples(st.just("write"), st.sampled_from(PATHS), st.sampled_from(CONTENTS), st.booleans()),
@@ -429,6 +429,8 @@ OPERATIONS = st.one_of(
     st.tuples(st.just("move_out"), st.sampled_from(PATHS)),
     st.tuples(st.just("move_in"), st.sampled_from(PATHS)),
     st.tuples(st.just("touch"), st.sampled_from(PATHS)),
+    st.tuples(st.just("hardlink"), st.sampled_from(("a", "d/a")), st.sampled_from(PATHS)),
+    st.tuples(st.just("recreate"), st.sampled_from(("d", "d/e"))),
 )
 
 
@@ -467,6 +469,11 @@ def _apply(root: Path, outside: Path, operation: tuple[Any, ...], count: int) ->
             os.replace(made, path)
         elif kind == "touch":
             os.utime(path, follow_symlinks=False)
+        elif kind == "hardlink":
+            os.link(path, root / args[1], follow_symlinks=False)
+        elif kind == "recreate":  # removed and made again: on ext4 often under the same inode number
+            shutil.rmtree(path)
+            path.mkdir()
     except OSError:
         pass  # not possible in the state it is in (a file where a folder is needed...): no change
 
