@@ -6,8 +6,9 @@ link's target or a folder of its own. An event on a name (written, touched, crea
 in or out) marks it; the next snapshot looks again at the marked names only (an lstat each), reads
 the marked files and takes everything else from the tree. A long run's snapshot was an lstat per
 file (the syscalls, a few microseconds each, were most of it); now it is one read of the queue and
-one lstat per changed name. What a snapshot holds is what a walk of the whole workspace gives
-(`workspace_files.walk_root`): the same files and links, in the same order, with the same entries.
+one lstat per changed name, and when nothing changed a copy of the last snapshot's files. What a
+snapshot holds is what a walk of the whole workspace gives (`workspace_files.walk_root`): the same
+files and links, in the same order, with the same entries.
 
 A file's entry is trusted for as long as no event names it: the watch is in place before the
 folder is listed, and a write's event is queued before the write returns, so a file written at any
@@ -97,11 +98,13 @@ class Watcher:
         self._roots: dict[str, _Folder] = {}
         self._by_wd: dict[int, list[_Folder]] = {}
         self._new_links: set[int] = set()  # inode numbers of files seen under a name more
+        self._last: dict[str, dict[str, dict[str, Any]]] = {}  # per root, its last snapshot's files
 
     def close(self) -> None:
         self._inotify.close()
         self._roots.clear()
         self._by_wd.clear()
+        self._last.clear()
 
     def files(self, root: str) -> dict[str, dict[str, Any]]:
         """The snapshot's files of `root` (see the module's docstring). Raises Unwatchable."""
@@ -120,6 +123,9 @@ class Watcher:
             info = os.fstat(fd)
             if node.ident not in (None, (info.st_dev, info.st_ino)):
                 self._reset(node)
+            last = self._last.get(root)
+            if last is not None and not node.pending:
+                return dict(last)  # nothing below changed: the same files (a copy: a twentieth of a visit)
             files: dict[str, dict[str, Any]] = {}
             try:
                 self._visit(node, fd, "", files, MAX_TOTAL_BYTES)
@@ -134,6 +140,8 @@ class Watcher:
             except Unwatchable:
                 self._forget(root)
                 raise
+            if not node.pending:
+                self._last[root] = dict(files)
             return files
         finally:
             os.close(fd)
@@ -316,6 +324,7 @@ class Watcher:
             node.wd = None
 
     def _forget(self, root: str) -> None:
+        self._last.pop(root, None)
         node = self._roots.pop(root, None)
         if node is not None:
             self._drop(node)
