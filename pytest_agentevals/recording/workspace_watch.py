@@ -19,9 +19,9 @@ made again at its name may get the same inode number) or its mode changed (which
 read). A write is reported on the folder of the
 name it went through only, so a file with more than one name (hard links) is read again at every
 snapshot, and its other names too when it gets a new one. What inotify cannot see: a write through a
-shared memory mapping that has not reached the file yet, a write through a name made outside the
-workspace after the file was read, and changes made by another machine to a network file system
-(see docs/trace-format.md).
+shared memory mapping that has not reached the file yet, a write through a hard link made since the
+file was read that is not in the workspace at the next snapshot (made outside it, or moved out), and
+changes made by another machine to a network file system (see docs/trace-format.md).
 """
 
 from __future__ import annotations

@@ -498,7 +498,9 @@ def test_after_any_changes_a_watched_snapshot_is_a_whole_walk(
         snapshotter.snapshot(root)
         for count, (operation, then_snapshot) in enumerate(operations):
             _apply(root, outside, operation, count)
-            if then_snapshot or count == len(operations) - 1:  # else changes pile up till the next
+            # Else changes pile up till the next; but a hard link is snapshotted at once: one made
+            # and taken out of the workspace between two snapshots is the documented blind spot.
+            if then_snapshot or count == len(operations) - 1 or operation[0] == "hardlink":
                 files = snapshotter.snapshot(root)["files"]
                 truth = _truth(root)
                 assert files == truth, operations[: count + 1]
