@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
+import threading
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -520,6 +523,41 @@ class _folders:
 
     def __exit__(self, *exc: object) -> None:
         shutil.rmtree(self._base)
+
+
+def test_a_child_forked_while_another_thread_snapshots_can_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The child gets the snapshotter's lock as it was at the fork: held, by a thread it has not.
+    (tmp_path / "a.txt").write_text("one")
+    snapshotter = _watched()
+    snapshotter.snapshot(tmp_path)
+    inside, go_on = threading.Event(), threading.Event()
+    real = workspace_watch.Watcher.files
+
+    def held(self: workspace_watch.Watcher, root: str) -> dict[str, Any]:
+        if threading.current_thread() is not threading.main_thread():
+            inside.set()
+            go_on.wait(10)
+        return real(self, root)
+
+    monkeypatch.setattr(workspace_watch.Watcher, "files", held)
+    thread = threading.Thread(target=snapshotter.snapshot, args=(tmp_path,))
+    thread.start()
+    assert inside.wait(10)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # (3.12: fork with threads running)
+            pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            signal.alarm(5)  # a deadlock ends the child, and the test fails
+            ok = snapshotter.snapshot(tmp_path)["files"]["a.txt"]["text"] == "one"
+            os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        go_on.set()
+        thread.join()
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 def test_a_forked_child_watches_on_its_own(tmp_path: Path) -> None:
