@@ -16,6 +16,7 @@ import os
 import select
 import struct
 import sys
+import weakref
 from collections.abc import Callable, Iterator
 
 # <sys/inotify.h>
@@ -71,6 +72,8 @@ class Inotify:
         self._mounts = mounts  # /proc/self/mountinfo, open: polled, never read
         self._poll = select.poll()
         self._poll.register(mounts, select.POLLPRI)
+        # Closed when let go without close() too: a user has 128 instances (fs.inotify.max_user_instances).
+        self._close = weakref.finalize(self, _close_all, fd, mounts)
 
     @classmethod
     def open(cls) -> Inotify | None:
@@ -125,8 +128,12 @@ class Inotify:
         return bool(self._poll.poll(0))
 
     def close(self) -> None:
-        os.close(self.fd)  # and with it every watch
-        os.close(self._mounts)
+        self._close()  # the descriptors, and with them every watch (once: a second call does nothing)
+
+
+def _close_all(*fds: int) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 def parse(data: bytes) -> Iterator[Event]:

@@ -6,6 +6,7 @@ A machine without inotify (not Linux) skips these; with `CI` set they fail inste
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import signal
@@ -398,6 +399,17 @@ def _inotify_fds() -> int:
         except OSError:
             continue
     return found
+
+
+def test_a_snapshotter_let_go_without_close_lets_its_watches_go(tmp_path: Path) -> None:
+    # A user has 128 inotify instances: ones kept after their snapshotter went would use them up.
+    before = _inotify_fds()
+    snapshotter = _watched()
+    snapshotter.snapshot(tmp_path)
+    assert _inotify_fds() == before + 1
+    del snapshotter
+    gc.collect()
+    assert _inotify_fds() == before
 
 
 def test_the_recorder_lets_its_watches_go_when_it_stops(tmp_path: Path) -> None:
