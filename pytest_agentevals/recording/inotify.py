@@ -3,15 +3,19 @@ look. Workspace snapshots use it (`workspace_watch.py`) so a checkpoint need not
 
 Only what a snapshot needs is bound: one instance, a watch per folder (added on an open descriptor,
 so it is the folder that was opened, whatever its path points at by then), and the queue read
-without waiting. Where inotify is missing (another system, no C library, no /proc, the limit of
-instances reached), `Inotify.open()` gives None and snapshots stat every file instead.
+without waiting. A mount or unmount, which inotify does not report (a folder mounted over keeps
+its watch on the folder now hidden), is told by polling /proc/self/mountinfo. Where inotify is
+missing (another system, no C library, no /proc, the limit of instances reached), `Inotify.open()`
+gives None and snapshots stat every file instead.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import struct
 import sys
+import weakref
 from collections.abc import Callable, Iterator
 
 # <sys/inotify.h>
@@ -55,11 +59,20 @@ class Inotify:
     """One inotify instance: add watches on folders, read what happened since the last read."""
 
     def __init__(
-        self, fd: int, add_watch: Callable[[int, bytes, int], int], rm_watch: Callable[[int, int], int]
+        self,
+        fd: int,
+        add_watch: Callable[[int, bytes, int], int],
+        rm_watch: Callable[[int, int], int],
+        mounts: int,
     ) -> None:
         self.fd = fd
         self._add_watch = add_watch
         self._rm_watch = rm_watch
+        self._mounts = mounts  # /proc/self/mountinfo, open: polled, never read
+        self._poll = select.poll()
+        self._poll.register(mounts, select.POLLPRI)
+        # Closed when let go without close() too: a user has 128 instances (fs.inotify.max_user_instances).
+        self._close = weakref.finalize(self, _close_all, fd, mounts)
 
     @classmethod
     def open(cls) -> Inotify | None:
@@ -80,7 +93,12 @@ class Inotify:
         fd = init1(os.O_NONBLOCK | os.O_CLOEXEC)
         if fd < 0:  # EMFILE: the user's limit of instances (128 by default) is reached
             return None
-        return cls(fd, add_watch, rm_watch)
+        try:
+            mounts = os.open("/proc/self/mountinfo", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            os.close(fd)
+            return None
+        return cls(fd, add_watch, rm_watch, mounts)
 
     def watch(self, folder_fd: int) -> int | None:
         """A watch on the folder open as `folder_fd` (its descriptor, 0 or more), or None when the
@@ -105,8 +123,18 @@ class Inotify:
                 # buffer empty took the whole queue (one more read would only say "nothing").
                 return
 
+    def mounts_changed(self) -> bool:
+        """Whether a file system was mounted or unmounted since the last call (or the opening): the
+        kernel marks the open table once per change, and a poll takes the mark."""
+        return bool(self._poll.poll(0))
+
     def close(self) -> None:
-        os.close(self.fd)  # and with it every watch
+        self._close()  # the descriptors, and with them every watch (once: a second call does nothing)
+
+
+def _close_all(*fds: int) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 def parse(data: bytes) -> Iterator[Event]:

@@ -14,6 +14,7 @@ import itertools
 import os
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,7 @@ class Snapshotter:
         self._owner = 0  # the process the watcher is for
         self._unwatched: set[str] = set()  # roots the kernel refused a watch in: walked
         self._lock = threading.Lock()  # checkpoints may come from several threads
+        _SNAPSHOTTERS.add(self)
 
     @property
     def watching(self) -> bool:
@@ -122,3 +124,17 @@ class Snapshotter:
                 budget -= size
             files[relative] = entry
         return files
+
+
+_SNAPSHOTTERS: weakref.WeakSet[Snapshotter] = weakref.WeakSet()
+
+
+def _unlock_in_child() -> None:
+    """A child forked while another thread snapshotted has the lock held by a thread it has not: a
+    new lock (the watcher, the parent's, is left at the child's first snapshot)."""
+    for snapshotter in _SNAPSHOTTERS:
+        snapshotter._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_unlock_in_child)

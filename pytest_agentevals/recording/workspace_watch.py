@@ -6,14 +6,21 @@ link's target or a folder of its own. An event on a name (written, touched, crea
 in or out) marks it; the next snapshot looks again at the marked names only (an lstat each), reads
 the marked files and takes everything else from the tree. A long run's snapshot was an lstat per
 file (the syscalls, a few microseconds each, were most of it); now it is one read of the queue and
-one lstat per changed name. What a snapshot holds is what a walk of the whole workspace gives
-(`workspace_files.walk_root`): the same files and links, in the same order, with the same entries.
+one lstat per changed name, and when nothing changed a copy of the last snapshot's files. What a
+snapshot holds is what a walk of the whole workspace gives (`workspace_files.walk_root`): the same
+files and links, in the same order, with the same entries.
 
 A file's entry is trusted for as long as no event names it: the watch is in place before the
 folder is listed, and a write's event is queued before the write returns, so a file written at any
 time after its read is read again at the next snapshot. When events may have been lost (the queue
-overflowed, the root's watch went), the tree is dropped and the workspace read again whole. What
-inotify cannot see: a write through a shared memory mapping that has not reached the file yet, and
+overflowed, the root's watch went) or none is sent (a file system mounted or unmounted), the tree is
+dropped and the workspace read again whole; so is a folder's when its watch went (deleted: a folder
+made again at its name may get the same inode number) or its mode changed (which of its names can be
+read). A write is reported on the folder of the
+name it went through only, so a file with more than one name (hard links) is read again at every
+snapshot, and its other names too when it gets a new one. What inotify cannot see: a write through a
+shared memory mapping that has not reached the file yet, a write through a hard link made since the
+file was read that is not in the workspace at the next snapshot (made outside it, or moved out), and
 changes made by another machine to a network file system (see docs/trace-format.md).
 """
 
@@ -23,15 +30,22 @@ import os
 import stat
 from typing import Any
 
-from .inotify import GONE, IN_Q_OVERFLOW, Inotify
+from .inotify import GONE, IN_ATTRIB, IN_DELETE_SELF, IN_IGNORED, IN_Q_OVERFLOW, Inotify
 from .workspace_files import FOLDER_FLAGS, MAX_FILE_BYTES, MAX_TOTAL_BYTES, SKIPPED_DIRS, entry_of, read_file
+
+# A folder's own events after which nothing below it is trusted: its watch went, or its mode changed.
+_FORGOTTEN = IN_DELETE_SELF | IN_IGNORED | IN_ATTRIB
 
 
 class _File:
-    __slots__ = ("entry", "size", "with_content")
+    __slots__ = ("entry", "ino", "linked", "size", "with_content")
 
-    def __init__(self, size: int) -> None:
-        self.size = size  # as the folder's listing or an lstat gave it: what the budget counts
+    def __init__(self, info: os.stat_result) -> None:
+        self.size = info.st_size  # as the folder's listing or an lstat gave it: what the budget counts
+        self.ino = info.st_ino
+        # A write is reported on the folder of the name it went through only: a file with other
+        # names (hard links) is looked at again at every snapshot.
+        self.linked = info.st_nlink > 1
         self.entry: dict[str, Any] | None = None  # None until read
         self.with_content = False
 
@@ -83,11 +97,14 @@ class Watcher:
         self._inotify = inotify
         self._roots: dict[str, _Folder] = {}
         self._by_wd: dict[int, list[_Folder]] = {}
+        self._new_links: set[int] = set()  # inode numbers of files seen under a name more
+        self._last: dict[str, dict[str, dict[str, Any]]] = {}  # per root, its last snapshot's files
 
     def close(self) -> None:
         self._inotify.close()
         self._roots.clear()
         self._by_wd.clear()
+        self._last.clear()
 
     def files(self, root: str) -> dict[str, dict[str, Any]]:
         """The snapshot's files of `root` (see the module's docstring). Raises Unwatchable."""
@@ -101,12 +118,30 @@ class Watcher:
             node = self._roots.get(root)
             if node is None:
                 node = self._roots[root] = _Folder("", None)
+            # The path may open another folder with no event on the one watched (a folder above it
+            # renamed, a link on the way pointed elsewhere, a relative path after a chdir).
+            info = os.fstat(fd)
+            if node.ident not in (None, (info.st_dev, info.st_ino)):
+                self._reset(node)
+            last = self._last.get(root)
+            if last is not None and not node.pending:
+                return dict(last)  # nothing below changed: the same files (a copy: a twentieth of a visit)
             files: dict[str, dict[str, Any]] = {}
             try:
                 self._visit(node, fd, "", files, MAX_TOTAL_BYTES)
+                if self._new_links:
+                    # A file got a name more: its other names, read while it had one, are told
+                    # nothing of a write through it, so they are looked at again (and from now on).
+                    inos, self._new_links = self._new_links, set()
+                    for tree in self._roots.values():
+                        _mark_links(tree, inos)
+                    files = {}
+                    self._visit(node, fd, "", files, MAX_TOTAL_BYTES)
             except Unwatchable:
                 self._forget(root)
                 raise
+            if not node.pending:
+                self._last[root] = dict(files)
             return files
         finally:
             os.close(fd)
@@ -115,6 +150,9 @@ class Watcher:
 
     def _drain(self) -> None:
         by_wd = self._by_wd
+        if self._inotify.mounts_changed():
+            for node in self._roots.values():
+                self._reset(node)  # a folder may have been mounted over, or uncovered: no event says
         for wd, mask, name in self._inotify.read():
             if mask & IN_Q_OVERFLOW:
                 for node in self._roots.values():
@@ -124,12 +162,14 @@ class Watcher:
                 if name:
                     node.marked.add(name)
                     _pend(node)
-                elif mask & GONE:
-                    if node.parent is None:
-                        self._reset(node)  # the root's watch went: its tree is no longer kept true
-                    else:
-                        node.parent.marked.add(node.name)  # (its parent is told too; to be sure)
-                        _pend(node.parent)
+                elif mask & _FORGOTTEN or (mask & GONE and node.parent is None):
+                    # Its watch went (and a folder made at its name may get its inode number, so
+                    # look the same), or its mode changed what can be read below it, or the root
+                    # moved: what its tree holds is no longer kept true.
+                    self._reset(node)
+                if node.parent is not None and not name and mask & (GONE | IN_ATTRIB):
+                    node.parent.marked.add(node.name)  # (its parent is told too; to be sure)
+                    _pend(node.parent)
 
     # -- the tree ----------------------------------------------------------------------------------
 
@@ -169,6 +209,9 @@ class Watcher:
                 if size <= MAX_FILE_BYTES:
                     small += size
                 files[prefix + name] = entry
+                if item.linked:
+                    node.marked.add(name)
+                    pending = True
             elif type(item) is _Link:
                 files[prefix + name] = {"link": item.target}
             else:
@@ -214,7 +257,9 @@ class Watcher:
                 if entry.is_symlink():
                     names[name] = _Link(os.readlink(name, dir_fd=fd))
                 elif entry.is_file(follow_symlinks=False):
-                    names[name] = _File(entry.stat(follow_symlinks=False).st_size)
+                    item = names[name] = _File(entry.stat(follow_symlinks=False))
+                    if item.linked:
+                        self._new_links.add(item.ino)
                 elif entry.is_dir(follow_symlinks=False) and name not in SKIPPED_DIRS:
                     names[name] = _Folder(name, node)
             except OSError:
@@ -233,7 +278,9 @@ class Watcher:
                 if stat.S_ISLNK(mode):
                     new = _Link(os.readlink(name, dir_fd=fd))
                 elif stat.S_ISREG(mode):
-                    new = _File(info.st_size)
+                    new = _File(info)
+                    if new.linked and not (type(old) is _File and old.ino == new.ino):
+                        self._new_links.add(new.ino)  # a name more, or one it had not
                 elif stat.S_ISDIR(mode) and name not in SKIPPED_DIRS:
                     same = isinstance(old, _Folder) and old.ident == (info.st_dev, info.st_ino)
                     new = old if same else _Folder(name, node)
@@ -277,6 +324,7 @@ class Watcher:
             node.wd = None
 
     def _forget(self, root: str) -> None:
+        self._last.pop(root, None)
         node = self._roots.pop(root, None)
         if node is not None:
             self._drop(node)
@@ -286,6 +334,17 @@ def _pend(node: _Folder | None) -> None:
     while node is not None and not node.pending:
         node.pending = True
         node = node.parent
+
+
+def _mark_links(node: _Folder, inos: set[int]) -> None:
+    """Mark the files below `node` with one of these inode numbers, to be looked at again."""
+    for name, item in node.names.items():
+        if type(item) is _File:
+            if item.ino in inos:
+                node.marked.add(name)
+                _pend(node)
+        elif type(item) is _Folder:
+            _mark_links(item, inos)
 
 
 def _cached(node: _Folder, prefix: str, files: dict[str, Any]) -> None:

@@ -6,10 +6,16 @@ A machine without inotify (not Linux) skips these; with `CI` set they fail inste
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
+import signal
 import tempfile
+import threading
 import time
+import traceback
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +189,187 @@ def test_a_root_whose_path_is_another_folder_now_is_read_whole(tmp_path: Path) -
     assert snapshotter.snapshot(root)["files"] == _truth(root)
 
 
+def test_a_root_path_that_leads_elsewhere_with_no_event_on_the_root_is_read_whole(tmp_path: Path) -> None:
+    # Nothing happens to the folder watched: a folder above it is renamed, or a link on the way is
+    # pointed elsewhere, and the path now opens another folder.
+    (tmp_path / "p" / "work").mkdir(parents=True)
+    (tmp_path / "other").mkdir()
+    for folder, text in ((tmp_path / "p" / "work", "one"), (tmp_path / "other", "two")):
+        (folder / "a.txt").write_text(text)
+    root, link = tmp_path / "p" / "work", tmp_path / "current"
+    link.symlink_to(root)
+    snapshotter = _watched()
+    assert snapshotter.snapshot(root)["files"]["a.txt"]["text"] == "one"
+    assert snapshotter.snapshot(link)["files"]["a.txt"]["text"] == "one"
+    link.unlink()
+    link.symlink_to(tmp_path / "other")
+    assert snapshotter.snapshot(link)["files"]["a.txt"]["text"] == "two"
+    (tmp_path / "p").rename(tmp_path / "q")
+    root.mkdir(parents=True)
+    (root / "a.txt").write_text("new")
+    assert snapshotter.snapshot(root)["files"]["a.txt"]["text"] == "new"
+
+
+def test_a_folder_made_again_under_the_same_inode_number_is_watched_anew(tmp_path: Path) -> None:
+    # ext4 gives a folder made just after one was removed the same inode number: the same identity,
+    # but the old watch went with the old folder.
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "f").write_text("old")
+    snapshotter = _watched()
+    snapshotter.snapshot(tmp_path)
+    number = (tmp_path / "d").stat().st_ino
+    for _ in range(20):
+        shutil.rmtree(tmp_path / "d")
+        (tmp_path / "d").mkdir()
+        if (tmp_path / "d").stat().st_ino == number:
+            break
+    else:
+        pytest.skip("this file system gives a folder made again another inode number")
+    assert snapshotter.snapshot(tmp_path)["files"] == {}
+    (tmp_path / "d" / "g").write_text("new")
+    assert snapshotter.snapshot(tmp_path)["files"] == _truth(tmp_path) != {}
+
+
+def _as_a_user(scenario: Callable[[Path], None]) -> None:
+    """Run `scenario` in a fresh folder as a user whom a folder's mode can keep out (root reads any
+    folder whatever its mode: then in a child process that has become `nobody`)."""
+
+    def run() -> None:
+        base = Path(tempfile.mkdtemp(prefix="modes-"))
+        try:
+            scenario(base)
+        finally:
+            _open_up(base)
+            shutil.rmtree(base)
+
+    if os.geteuid() != 0:
+        run()
+        return
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(reader)
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            run()
+        except BaseException:
+            os.write(writer, traceback.format_exc().encode())
+            os._exit(1)
+        os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader) as report:
+        failure = report.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, failure
+
+
+def _open_up(folder: Path) -> None:
+    os.chmod(folder, 0o755)  # before it is listed: a mode may keep the listing out
+    for entry in os.scandir(folder):
+        if entry.is_dir(follow_symlinks=False):
+            _open_up(Path(entry.path))
+
+
+def test_a_folder_whose_mode_keeps_the_reader_out_and_lets_it_in_again() -> None:
+    def scenario(base: Path) -> None:
+        (base / "d" / "s").mkdir(parents=True)
+        (base / "d" / "f").write_text("f")
+        (base / "d" / "s" / "g").write_text("g")
+        snapshotter = _watched()
+        snapshotter.snapshot(base)
+        modes = (("d", 0o000), ("d", 0o755), ("d", 0o444), ("d", 0o311), ("d", 0o755), ("", 0o444))
+        for folder, mode in modes:  # none, all, no way through, no listing, all, the root's listing only
+            os.chmod(base / folder, mode)
+            truth = _truth(base)
+            assert snapshotter.snapshot(base)["files"] == truth, (folder, oct(mode))
+        os.chmod(base, 0o755)
+        assert snapshotter.snapshot(base)["files"] == _truth(base) != {}
+
+    _as_a_user(scenario)
+
+
+def test_a_file_written_through_another_of_its_names_is_read_again(tmp_path: Path) -> None:
+    # A write is reported on the folder of the name it went through only: a hard link's other names,
+    # in the workspace or outside it, hear nothing.
+    root, outside = tmp_path / "work", tmp_path / "outside"
+    (root / "d").mkdir(parents=True)
+    (root / "e").mkdir()
+    outside.mkdir()
+    (root / "a").write_text("a1")
+    (outside / "x").write_text("x1")
+    os.link(outside / "x", root / "e" / "x")  # another name already, when first read
+    snapshotter = _watched()
+    snapshotter.snapshot(root)
+    os.link(root / "a", root / "b")  # ...and names made after the read, beside it and elsewhere
+    os.link(root / "a", root / "d" / "a")
+    assert snapshotter.snapshot(root)["files"] == _truth(root)
+    for written, text in (("b", "a2"), ("d/a", "a3"), ("../outside/x", "x2")):
+        (root / written).write_text(text)
+        assert snapshotter.snapshot(root)["files"] == _truth(root), written
+    os.unlink(root / "b")
+    os.unlink(root / "d" / "a")
+    (root / "a").write_text("a4")  # one name again
+    assert snapshotter.snapshot(root)["files"] == _truth(root)
+
+
+def _in_a_mount_namespace(scenario: Callable[[], None]) -> None:
+    """Run `scenario` in a child process with mount namespace of its own, where it may mount
+    (as root, or as a user mapped to root in a user namespace of its own); skip where none is had."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    new_user, new_mounts, private, recursive = 0x10000000, 0x00020000, 1 << 18, 16384
+    reader, writer = os.pipe()
+    uid, gid = os.getuid(), os.getgid()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(reader)
+        try:
+            if libc.unshare(new_mounts | (new_user if uid else 0)) != 0:
+                os._exit(2)
+            if uid:
+                Path("/proc/self/setgroups").write_text("deny")
+                Path("/proc/self/uid_map").write_text(f"0 {uid} 1")
+                Path("/proc/self/gid_map").write_text(f"0 {gid} 1")
+            if libc.mount(None, b"/", None, recursive | private, None) != 0:  # nothing leaks out
+                os._exit(2)
+            scenario()
+        except BaseException:
+            os.write(writer, traceback.format_exc().encode())
+            os._exit(1)
+        os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader) as report:
+        failure = report.read()
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) == 2:
+        pytest.skip("no mount namespace of its own to be had here (a user namespace may be refused)")
+    assert os.waitstatus_to_exitcode(status) == 0, failure
+
+
+def test_a_file_system_mounted_over_a_folder_and_unmounted_is_read(tmp_path: Path) -> None:
+    # Neither a mount nor an unmount sends an inotify event: the watch stays on the folder covered.
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "under.txt").write_text("covered")
+
+    def scenario() -> None:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        snapshotter = _watched()
+        snapshotter.snapshot(tmp_path)
+        assert libc.mount(b"none", str(tmp_path / "d").encode(), b"tmpfs", 0, None) == 0
+        (tmp_path / "d" / "over.txt").write_text("mounted")
+        assert snapshotter.snapshot(tmp_path)["files"] == _truth(tmp_path)
+        assert list(_truth(tmp_path)) == ["d/over.txt"]
+        assert libc.umount2(str(tmp_path / "d").encode(), 0) == 0
+        assert snapshotter.snapshot(tmp_path)["files"] == _truth(tmp_path)
+        assert list(_truth(tmp_path)) == ["d/under.txt"]
+
+    _in_a_mount_namespace(scenario)
+
+
 def test_a_refused_watch_falls_back_to_stat_every_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -214,6 +401,17 @@ def _inotify_fds() -> int:
     return found
 
 
+def test_a_snapshotter_let_go_without_close_lets_its_watches_go(tmp_path: Path) -> None:
+    # A user has 128 inotify instances: ones kept after their snapshotter went would use them up.
+    before = _inotify_fds()
+    snapshotter = _watched()
+    snapshotter.snapshot(tmp_path)
+    assert _inotify_fds() == before + 1
+    del snapshotter
+    gc.collect()
+    assert _inotify_fds() == before
+
+
 def test_the_recorder_lets_its_watches_go_when_it_stops(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
@@ -234,7 +432,7 @@ def test_the_recorder_lets_its_watches_go_when_it_stops(tmp_path: Path) -> None:
 
 # -- any sequence of changes ------------------------------------------------------------------------
 
-PATHS = ("a", "b", "d/a", "d/b", "d/e/a", "e")
+PATHS = ("a", "b", "d/a", "d/b", "d/e/a", "e", ".git")
 CONTENTS = ("", "x", "y", "xy", "0123456789", "0123456789abcdef0123")  # around the bounds set below
 OPERATIONS = st.one_of(
     st.tuples(st.just("write"), st.sampled_from(PATHS), st.sampled_from(CONTENTS), st.booleans()),
@@ -246,6 +444,8 @@ OPERATIONS = st.one_of(
     st.tuples(st.just("move_out"), st.sampled_from(PATHS)),
     st.tuples(st.just("move_in"), st.sampled_from(PATHS)),
     st.tuples(st.just("touch"), st.sampled_from(PATHS)),
+    st.tuples(st.just("hardlink"), st.sampled_from(("a", "d/a")), st.sampled_from(PATHS)),
+    st.tuples(st.just("recreate"), st.sampled_from(("d", "d/e"))),
 )
 
 
@@ -284,6 +484,11 @@ def _apply(root: Path, outside: Path, operation: tuple[Any, ...], count: int) ->
             os.replace(made, path)
         elif kind == "touch":
             os.utime(path, follow_symlinks=False)
+        elif kind == "hardlink":
+            os.link(path, root / args[1], follow_symlinks=False)
+        elif kind == "recreate":  # removed and made again: on ext4 often under the same inode number
+            shutil.rmtree(path)
+            path.mkdir()
     except OSError:
         pass  # not possible in the state it is in (a file where a folder is needed...): no change
 
@@ -308,7 +513,9 @@ def test_after_any_changes_a_watched_snapshot_is_a_whole_walk(
         snapshotter.snapshot(root)
         for count, (operation, then_snapshot) in enumerate(operations):
             _apply(root, outside, operation, count)
-            if then_snapshot or count == len(operations) - 1:  # else changes pile up till the next
+            # Else changes pile up till the next; but a hard link is snapshotted at once: one made
+            # and taken out of the workspace between two snapshots is the documented blind spot.
+            if then_snapshot or count == len(operations) - 1 or operation[0] == "hardlink":
                 files = snapshotter.snapshot(root)["files"]
                 truth = _truth(root)
                 assert files == truth, operations[: count + 1]
@@ -328,6 +535,41 @@ class _folders:
 
     def __exit__(self, *exc: object) -> None:
         shutil.rmtree(self._base)
+
+
+def test_a_child_forked_while_another_thread_snapshots_can_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The child gets the snapshotter's lock as it was at the fork: held, by a thread it has not.
+    (tmp_path / "a.txt").write_text("one")
+    snapshotter = _watched()
+    snapshotter.snapshot(tmp_path)
+    inside, go_on = threading.Event(), threading.Event()
+    real = workspace_watch.Watcher.files
+
+    def held(self: workspace_watch.Watcher, root: str) -> dict[str, Any]:
+        if threading.current_thread() is not threading.main_thread():
+            inside.set()
+            go_on.wait(10)
+        return real(self, root)
+
+    monkeypatch.setattr(workspace_watch.Watcher, "files", held)
+    thread = threading.Thread(target=snapshotter.snapshot, args=(tmp_path,))
+    thread.start()
+    assert inside.wait(10)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # (3.12: fork with threads running)
+            pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            signal.alarm(5)  # a deadlock ends the child, and the test fails
+            ok = snapshotter.snapshot(tmp_path)["files"]["a.txt"]["text"] == "one"
+            os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        go_on.set()
+        thread.join()
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 def test_a_forked_child_watches_on_its_own(tmp_path: Path) -> None:
