@@ -212,7 +212,7 @@ said = []
 for args, out in json.loads(sys.argv[1]):
     sys.stdout.flush(), sys.stderr.flush()
     saved = os.dup(1), os.dup(2)
-    log = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)  # both streams, as a process of its own gave them
+    log = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)  # both streams, as a process gave them
     os.dup2(log, 1), os.dup2(log, 2), os.close(log)
     try:
         code = pytest.main(args)
