@@ -4,6 +4,7 @@ will run it, and every step is documented in docs/ci.md as a command a developer
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
@@ -197,8 +198,76 @@ def test_the_workflows_hold_agentevals_and_pytest_commands() -> None:
     assert programs == {"agentevals", "pytest"}
 
 
+# pytest's own option parsing with every plugin and the named folders' conftests loaded: an unknown
+# option or a missing path is a usage error (exit 4); files it would write go to a temporary folder.
+# `--ignore-glob=*` stops before importing the test files, which only cost seconds per line
+# (collecting them is the layers' own tests' business). Every line is parsed by `pytest.main` in one
+# fresh process, one after another, each with a config of its own: a process per line spent most of
+# its seconds importing the same pytest, plugins and conftests again.
+PARSE_EACH = """
+import json, os, sys
+import pytest
+
+said = []
+for args, out in json.loads(sys.argv[1]):
+    sys.stdout.flush(), sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    log = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)  # both streams, as a process gave them
+    os.dup2(log, 1), os.dup2(log, 2), os.close(log)
+    try:
+        code = pytest.main(args)
+    except SystemExit as exc:
+        code = exc.code
+    finally:
+        sys.stdout.flush(), sys.stderr.flush()
+        os.dup2(saved[0], 1), os.dup2(saved[1], 2)
+        os.close(saved[0]), os.close(saved[1])
+    said.append(int(code))
+print(json.dumps(said))
+"""
+
+
+def pytest_args(args: list[str], out: Path) -> list[str]:
+    args = [re.sub(r"^(--junitxml|--agentevals-report)=.*$", rf"\1={out}/out", arg) for arg in args]
+    return [*args, "--co", "--ignore-glob=*", "-q", "-p", "no:cacheprovider", "--agentevals-history=off"]
+
+
+@pytest.fixture(scope="module")
+def parsed_by_pytest(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, ...], tuple[int, str]]:
+    """Each pytest command line of the workflows -> pytest's exit code and its output. The lines share
+    a process but not a config: each `pytest.main` builds its own, with the plugins and conftests its
+    own arguments name, so a line cannot lend another an option."""
+    lines = sorted(
+        {
+            tuple(command[1:])
+            for _, script in run_scripts()
+            for argv in commands(script)
+            if (command := ours(argv)) is not None and command[0] == "pytest"
+        }
+    )
+    root = tmp_path_factory.mktemp("parsed")
+    jobs = []
+    for n, args in enumerate(lines):
+        (root / str(n)).mkdir()
+        jobs.append((pytest_args(list(args), root / str(n)), str(root / f"{n}.log")))
+    done = subprocess.run(
+        [sys.executable, "-c", PARSE_EACH, json.dumps(jobs)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    codes = json.loads(done.stdout.splitlines()[-1])
+    return {
+        args: (code, Path(log).read_text(errors="replace"))
+        for args, code, (_, log) in zip(lines, codes, jobs, strict=True)
+    }
+
+
 @pytest.mark.parametrize("command", command_lines())
-def test_every_command_line_parses(command: list[str], tmp_path: Path) -> None:
+def test_every_command_line_parses(command: list[str], request: pytest.FixtureRequest) -> None:
     program, *args = command
     if program == "agentevals":
         try:
@@ -209,31 +278,9 @@ def test_every_command_line_parses(command: list[str], tmp_path: Path) -> None:
             pytest.fail(f"agentevals {shlex.join(args)}: the parser refused it (exit {exc.code})")
         assert getattr(parsed, "func", None) is not None
         return
-    # pytest: its own option parsing with every plugin and the named folders' conftests loaded: an
-    # unknown option or a missing path is a usage error (exit 4); files it would write go to a
-    # temporary folder. `--ignore-glob=*` stops before importing the test files, which only cost
-    # seconds per line (collecting them is the layers' own tests' business).
-    args = [re.sub(r"^(--junitxml|--agentevals-report)=.*$", rf"\1={tmp_path}/out", arg) for arg in args]
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            *args,
-            "--co",
-            "--ignore-glob=*",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--agentevals-history=off",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode in (0, 5), result.stdout[-2000:] + result.stderr[-2000:]
+    parsed_by_pytest = request.getfixturevalue("parsed_by_pytest")  # only where a pytest line is
+    code, output = parsed_by_pytest[tuple(args)]
+    assert code in (0, 5), output[-4000:]
 
 
 # -- documented ---------------------------------------------------------------------------------------

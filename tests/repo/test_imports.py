@@ -5,6 +5,7 @@ nothing above them; and what loading the plugin imports."""
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -22,31 +23,43 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Module -> the modules of the package it imports (anywhere in its body)."""
+@functools.cache
+def import_statements(path: Path) -> tuple[ast.Import | ast.ImportFrom, ...]:
+    """Every `import` statement of the file, anywhere in its body. Parsed once for the session: the
+    rules below each read them, and walking the package's trees took a second or more a rule."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return tuple(node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom))
+
+
+@functools.cache
+def _import_graph() -> dict[str, frozenset[str]]:
     modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
     edges: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         base = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in import_statements(path):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
+            else:
                 if node.level:
                     parts = base.split(".")[: len(base.split(".")) - (node.level - 1)]
                     module = ".".join([*parts, *([node.module] if node.module else [])])
                 else:
                     module = node.module or ""
                 targets = [module, *(f"{module}.{alias.name}" for alias in node.names)]
-            else:
-                continue
             for target in targets:
                 while target and target not in modules:
                     target = target.rsplit(".", 1)[0] if "." in target else ""
                 # A module importing its own package's __init__ (or itself) is not an edge.
                 if target and target != name and not name.startswith(target + "."):
                     edges[name].add(target)
-    return edges
+    return {name: frozenset(targets) for name, targets in edges.items()}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the modules of the package it imports (anywhere in its body): built once for the
+    session, and a fresh copy for each caller, which may change it (the rules' own test does)."""
+    return {name: set(targets) for name, targets in _import_graph().items()}
 
 
 def cycles(edges: dict[str, set[str]]) -> list[frozenset[str]]:
@@ -124,7 +137,7 @@ def package_graph(edges: dict[str, set[str]]) -> dict[str, set[str]]:
 def imports_of(path: Path, name: str) -> list[str]:
     """Every module an `import` statement of the file names, ours or not, as written (absolute)."""
     found: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in import_statements(path):
         if isinstance(node, ast.Import):
             found.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
