@@ -4,7 +4,6 @@ will run it, and every step is documented in docs/ci.md as a command a developer
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 import subprocess
@@ -20,6 +19,7 @@ import yaml
 from pytest_agentevals.cli import build_parser
 
 from ..conftest import REPO
+from ..session_support import Session, run_sessions
 
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
 BIN = Path(sys.executable).parent
@@ -203,30 +203,7 @@ def test_the_workflows_hold_agentevals_and_pytest_commands() -> None:
 # `--ignore-glob=*` stops before importing the test files, which only cost seconds per line
 # (collecting them is the layers' own tests' business). Every line is parsed by `pytest.main` in one
 # fresh process, one after another, each with a config of its own: a process per line spent most of
-# its seconds importing the same pytest, plugins and conftests again.
-PARSE_EACH = """
-import json, os, sys
-import pytest
-
-said = []
-for args, out in json.loads(sys.argv[1]):
-    sys.stdout.flush(), sys.stderr.flush()
-    saved = os.dup(1), os.dup(2)
-    log = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)  # both streams, as a process gave them
-    os.dup2(log, 1), os.dup2(log, 2), os.close(log)
-    try:
-        code = pytest.main(args)
-    except SystemExit as exc:
-        code = exc.code
-    finally:
-        sys.stdout.flush(), sys.stderr.flush()
-        os.dup2(saved[0], 1), os.dup2(saved[1], 2)
-        os.close(saved[0]), os.close(saved[1])
-    said.append(int(code))
-print(json.dumps(said))
-"""
-
-
+# its seconds importing the same pytest, plugins and conftests again (`session_support`).
 def pytest_args(args: list[str], out: Path) -> list[str]:
     args = [re.sub(r"^(--junitxml|--agentevals-report)=.*$", rf"\1={out}/out", arg) for arg in args]
     return [*args, "--co", "--ignore-glob=*", "-q", "-p", "no:cacheprovider", "--agentevals-history=off"]
@@ -246,24 +223,11 @@ def parsed_by_pytest(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str
         }
     )
     root = tmp_path_factory.mktemp("parsed")
-    jobs = []
+    sessions = []
     for n, args in enumerate(lines):
         (root / str(n)).mkdir()
-        jobs.append((pytest_args(list(args), root / str(n)), str(root / f"{n}.log")))
-    done = subprocess.run(
-        [sys.executable, "-c", PARSE_EACH, json.dumps(jobs)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    codes = json.loads(done.stdout.splitlines()[-1])
-    return {
-        args: (code, Path(log).read_text(errors="replace"))
-        for args, code, (_, log) in zip(lines, codes, jobs, strict=True)
-    }
+        sessions.append(Session(pytest_args(list(args), root / str(n)), str(root / f"{n}.log")))
+    return dict(zip(lines, run_sessions(sessions, REPO), strict=True))
 
 
 @pytest.mark.parametrize("command", command_lines())

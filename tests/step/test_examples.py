@@ -3,7 +3,6 @@ covered, and a prompt change is caught at once."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -12,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from pytest_agentevals.step import load_goldens
+
+from ..session_support import Session, run_sessions
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDENS = REPO / "goldens"
@@ -104,33 +105,6 @@ MUTATIONS = {
 # seconds importing pytest, the plugins, the SDK and the example again. Each session imports the
 # example afresh (its modules and the mutating plugin are dropped before it), so a changed rule never
 # reaches the next session.
-RUN_EACH = """
-import json, os, sys
-import pytest
-
-said = []
-for where, args, out in json.loads(sys.argv[1]):
-    for name in [n for n in sys.modules if n.split(".")[0] in ("conftest", "mutate_harness", "examples")]:
-        del sys.modules[name]
-    sys.path.insert(0, where)
-    sys.stdout.flush(), sys.stderr.flush()
-    saved = os.dup(1), os.dup(2)
-    log = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)  # both streams, as a process gave them
-    os.dup2(log, 1), os.dup2(log, 2), os.close(log)
-    try:
-        code = pytest.main(args)
-    except SystemExit as exc:
-        code = exc.code
-    finally:
-        sys.stdout.flush(), sys.stderr.flush()
-        os.dup2(saved[0], 1), os.dup2(saved[1], 2)
-        os.close(saved[0]), os.close(saved[1])
-    sys.path.remove(where)
-    said.append(int(code))
-print(json.dumps(said))
-"""
-
-
 @pytest.fixture(scope="module")
 def mutated_sessions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str]]:
     """Each mutation -> the exit code and output of `pytest -m step -p mutate_harness -rf` over the
@@ -138,7 +112,7 @@ def mutated_sessions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tupl
     # The taskrunner's cases only: the framework examples' cases decide through LangGraph and
     # pydantic-ai, not this harness, and importing both costs each of these runs seconds.
     taskrunner = sorted(str(path.relative_to(REPO)) for path in GOLDENS.glob("taskrunner*.yaml"))
-    jobs = []
+    sessions = []
     for n, (change, _) in enumerate(MUTATIONS.values()):
         where = tmp_path_factory.mktemp(f"mutation-{n}")
         (where / "mutate_harness.py").write_text(
@@ -151,18 +125,15 @@ def mutated_sessions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tupl
             "scenarios.harness_config = harness_config\n"
         )
         args = [*taskrunner, "-q", "-p", "no:cacheprovider", "--agentevals-history=off"]
-        jobs.append(
-            (str(where), [*args, "-m", "step", "-p", "mutate_harness", "-rf"], str(where / "out.log"))
+        sessions.append(
+            Session(
+                [*args, "-m", "step", "-p", "mutate_harness", "-rf"],
+                str(where / "out.log"),
+                path=str(where),
+                fresh=("conftest", "mutate_harness", "examples"),
+            )
         )
-    done = subprocess.run(
-        [sys.executable, "-c", RUN_EACH, json.dumps(jobs)], cwd=REPO, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    codes = json.loads(done.stdout.splitlines()[-1])
-    return {
-        mutation: (code, Path(out).read_text())
-        for mutation, code, (_, _, out) in zip(MUTATIONS, codes, jobs, strict=True)
-    }
+    return dict(zip(MUTATIONS, run_sessions(sessions, REPO), strict=True))
 
 
 @pytest.mark.parametrize("mutation", list(MUTATIONS))
