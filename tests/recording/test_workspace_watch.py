@@ -245,14 +245,25 @@ def _as_a_user(scenario: Callable[[Path], None]) -> None:
     if os.geteuid() != 0:
         run()
         return
+
+    def as_nobody() -> None:
+        os.setgid(65534)
+        os.setuid(65534)
+        run()
+
+    code, failure = _in_a_child(as_nobody)
+    assert code == 0, failure
+
+
+def _in_a_child(scenario: Callable[[], None]) -> tuple[int, str]:
+    """Run `scenario` in a forked child: its exit code (1 when it raised; it may exit itself), and
+    the traceback it raised."""
     reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         os.close(reader)
         try:
-            os.setgid(65534)
-            os.setuid(65534)
-            run()
+            scenario()
         except BaseException:
             os.write(writer, traceback.format_exc().encode())
             os._exit(1)
@@ -261,7 +272,7 @@ def _as_a_user(scenario: Callable[[Path], None]) -> None:
     with os.fdopen(reader) as report:
         failure = report.read()
     _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, failure
+    return os.waitstatus_to_exitcode(status), failure
 
 
 def _open_up(folder: Path) -> None:
@@ -320,32 +331,23 @@ def _in_a_mount_namespace(scenario: Callable[[], None]) -> None:
 
     libc = ctypes.CDLL(None, use_errno=True)
     new_user, new_mounts, private, recursive = 0x10000000, 0x00020000, 1 << 18, 16384
-    reader, writer = os.pipe()
     uid, gid = os.getuid(), os.getgid()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.close(reader)
-        try:
-            if libc.unshare(new_mounts | (new_user if uid else 0)) != 0:
-                os._exit(2)
-            if uid:
-                Path("/proc/self/setgroups").write_text("deny")
-                Path("/proc/self/uid_map").write_text(f"0 {uid} 1")
-                Path("/proc/self/gid_map").write_text(f"0 {gid} 1")
-            if libc.mount(None, b"/", None, recursive | private, None) != 0:  # nothing leaks out
-                os._exit(2)
-            scenario()
-        except BaseException:
-            os.write(writer, traceback.format_exc().encode())
-            os._exit(1)
-        os._exit(0)
-    os.close(writer)
-    with os.fdopen(reader) as report:
-        failure = report.read()
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) == 2:
+
+    def namespaced() -> None:
+        if libc.unshare(new_mounts | (new_user if uid else 0)) != 0:
+            os._exit(2)
+        if uid:
+            Path("/proc/self/setgroups").write_text("deny")
+            Path("/proc/self/uid_map").write_text(f"0 {uid} 1")
+            Path("/proc/self/gid_map").write_text(f"0 {gid} 1")
+        if libc.mount(None, b"/", None, recursive | private, None) != 0:  # nothing leaks out
+            os._exit(2)
+        scenario()
+
+    code, failure = _in_a_child(namespaced)
+    if code == 2:
         pytest.skip("no mount namespace of its own to be had here (a user namespace may be refused)")
-    assert os.waitstatus_to_exitcode(status) == 0, failure
+    assert code == 0, failure
 
 
 def test_a_file_system_mounted_over_a_folder_and_unmounted_is_read(tmp_path: Path) -> None:
@@ -557,19 +559,19 @@ def test_a_child_forked_while_another_thread_snapshots_can_snapshot(
     thread = threading.Thread(target=snapshotter.snapshot, args=(tmp_path,))
     thread.start()
     assert inside.wait(10)
+
+    def child() -> None:
+        signal.alarm(5)  # a deadlock ends the child, and the test fails
+        assert snapshotter.snapshot(tmp_path)["files"]["a.txt"]["text"] == "one"
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # (3.12: fork with threads running)
-            pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child
-            signal.alarm(5)  # a deadlock ends the child, and the test fails
-            ok = snapshotter.snapshot(tmp_path)["files"]["a.txt"]["text"] == "one"
-            os._exit(0 if ok else 1)
-        _, status = os.waitpid(pid, 0)
+            code, failure = _in_a_child(child)
     finally:
         go_on.set()
         thread.join()
-    assert os.waitstatus_to_exitcode(status) == 0
+    assert code == 0, failure
 
 
 def test_a_forked_child_watches_on_its_own(tmp_path: Path) -> None:
@@ -578,10 +580,10 @@ def test_a_forked_child_watches_on_its_own(tmp_path: Path) -> None:
     snapshotter = _watched()
     snapshotter.snapshot(tmp_path)
     (tmp_path / "a.txt").write_text("two")
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        ok = snapshotter.snapshot(tmp_path)["files"]["a.txt"]["text"] == "two"
-        os._exit(0 if ok else 1)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+
+    def child() -> None:
+        assert snapshotter.snapshot(tmp_path)["files"]["a.txt"]["text"] == "two"
+
+    code, failure = _in_a_child(child)
+    assert code == 0, failure
     assert snapshotter.snapshot(tmp_path)["files"]["a.txt"]["text"] == "two"  # the event still here
