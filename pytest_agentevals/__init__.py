@@ -36,10 +36,10 @@ if TYPE_CHECKING:
         TraceFormatError,
         UnrecordedRequest,
     )
-    from .guards.left import BudgetLeft, budget_left, expect_progress
+    from .guards.left import BudgetLeft
+    from .guards.protocol import Guard
     from .hooks import AgentEvalsDeprecationWarning, AgentRun
-    from .recording.guard import Guard
-    from .recording.harness import checkpoint, compaction, note, verification
+    from .recording.harness import budget_left, checkpoint, compaction, expect_progress, note, verification
     from .recording.recorder import Recorder, current_recorder
     from .replay.engine import Replayer
     from .replay.report import ReplayReport

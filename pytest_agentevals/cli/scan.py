@@ -1,6 +1,6 @@
 """`agentevals scan [PATHS]`: fail when a file the project keeps holds something secret-shaped.
 
-The scan is `recording/scan.py`'s; what it reads in each kind of file is in docs/security.md. Prints
+The scan is `report/scan.py`'s; what it reads in each kind of file is in docs/security.md. Prints
 each finding as `file:line: what`, with the value masked, and exits 1 when there is any.
 """
 
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..recording.scan import default_paths, files, scan, verdict
+from ..report.scan import default_paths, files, scan, verdict
 from .common import settings_of
 
 

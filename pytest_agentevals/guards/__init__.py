@@ -12,14 +12,14 @@ from .._lazy import attach
 
 if TYPE_CHECKING:
     from ..errors import GuardError, LedgerError, RunStopped
-    from ..recording.costs import estimate_input_tokens
-    from ..recording.guard import Call, CallResult, Guard, Run, Verdict
     from ..settings.budgets import Budget, split_keywords
     from .build import guards_for
+    from .costs import estimate_input_tokens
     from .daily import DailyBudget
     from .ledger import Ledger
-    from .left import BudgetLeft, budget_left, expect_progress
+    from .left import BudgetLeft, Grace, left_of
     from .loop import LoopGuard
+    from .protocol import Call, CallResult, Guard, Run, Verdict
     from .run_budget import RunBudget
     from .watchdog import Watchdog
 
@@ -29,6 +29,7 @@ __all__ = [
     "Call",
     "CallResult",
     "DailyBudget",
+    "Grace",
     "Guard",
     "GuardError",
     "Ledger",
@@ -39,10 +40,9 @@ __all__ = [
     "RunStopped",
     "Verdict",
     "Watchdog",
-    "budget_left",
     "estimate_input_tokens",
-    "expect_progress",
     "guards_for",
+    "left_of",
     "split_keywords",
 ]
 

@@ -6,12 +6,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..recording.guard import Guard
 from ..settings.budgets import Budget
 from ..settings.dburl import DatabaseURL
 from .daily import DailyBudget
 from .ledger import DayLedger
 from .loop import LoopGuard
+from .protocol import Guard
 from .run_budget import RunBudget
 from .watchdog import Ask, Watchdog
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import LedgerError
-from ..recording.costs import unpriced
-from ..recording.guard import Call, CallResult, Guard, Run, Verdict
 from ..settings.dburl import DatabaseURL
+from .costs import unpriced
 from .ledger import DayLedger, DayState, Ledger
 from .pg_ledger import PostgresLedger
+from .protocol import Call, CallResult, Guard, Run, Verdict
 from .run_budget import fix_for
 
 KEY = "max_daily_cost_usd"

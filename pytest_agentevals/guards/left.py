@@ -1,9 +1,9 @@
-"""What a harness may ask the framework's guards: the budget left, and room for long work.
+"""What a harness may ask a run's guards: the budget left, and room for long work.
 
-`budget_left()` tells a planner what remains of the current run's budgets ("you have ~200k tokens
-left"); `expect_progress(within=N, reason=...)` tells the watchdog that the next N model calls may
-pass without verified progress. Both are harmless when nothing records or no guard is on, so a
-harness calls them unconditionally.
+`left_of(guards)` says what remains of the budgets ("you have ~200k tokens left"); `Grace(guards,
+within=N, reason=...)` tells the watchdog that the next N model calls may pass without verified
+progress. The harness asks them of its current run through `pytest_agentevals.budget_left()` and
+`expect_progress()` (`recording/harness.py`), harmless when nothing records or no guard is on.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
 
-from ..recording import active
-from ..recording.guard import Guard
 from .daily import DailyBudget
+from .protocol import Guard
 from .run_budget import RunBudget
 from .watchdog import Watchdog
 
@@ -60,16 +59,8 @@ class BudgetLeft:
         return "Budget left: " + ", ".join(parts) + "." if parts else ""
 
 
-def current_guards() -> Sequence[Guard]:
-    """The guards of the run being recorded in this process, or none."""
-    recorder = active.recorder()
-    guards = getattr(recorder, "guards", ())
-    return tuple(guards) if isinstance(guards, Sequence) else ()
-
-
-def budget_left() -> BudgetLeft:
-    """What is left of the current run's budgets (all None when nothing records or nothing limits)."""
-    guards = current_guards()
+def left_of(guards: Sequence[Guard]) -> BudgetLeft:
+    """What is left of the budgets `guards` enforce (all None when none limits)."""
     fields: dict[str, object] = {"guards": tuple(guard.name for guard in guards)}
     for guard in guards:
         if isinstance(guard, RunBudget):
@@ -82,23 +73,24 @@ def budget_left() -> BudgetLeft:
     return BudgetLeft(**fields)  # type: ignore[arg-type]
 
 
-class expect_progress:
-    """Announce long work: the watchdog allows `within` model calls without verified progress from
-    here. A plain call lasts until progress or those calls pass; as a `with` block, the grace ends
-    at the block's end (the normal window counts from there). A no-op without a watchdog."""
+class Grace:
+    """Long work announced to the watchdogs among `guards`: they allow `within` model calls without
+    verified progress from here. A plain call lasts until progress or those calls pass; as a `with`
+    block, the grace ends at the block's end (the normal window counts from there). A no-op without
+    a watchdog."""
 
-    def __init__(self, within: int, reason: str) -> None:
+    def __init__(self, guards: Sequence[Guard], within: int, reason: str) -> None:
         if isinstance(within, bool) or not isinstance(within, int) or within < 1:
             raise ValueError(f"expect_progress needs within >= 1 model calls, got {within!r}")
         if not isinstance(reason, str) or not reason.strip():
             raise ValueError("expect_progress needs a reason: what the long work is")
         self.within = within
         self.reason = reason
-        self._watchdogs = [guard for guard in current_guards() if isinstance(guard, Watchdog)]
+        self._watchdogs = [guard for guard in guards if isinstance(guard, Watchdog)]
         for watchdog in self._watchdogs:
             watchdog.expect(within, reason)
 
-    def __enter__(self) -> expect_progress:
+    def __enter__(self) -> Grace:
         return self
 
     def __exit__(

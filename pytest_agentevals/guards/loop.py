@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..metrics.loops import ActionStream, LoopDetector, LoopHit
-from ..recording.guard import Call, Guard, Verdict
+from .protocol import Call, Guard, Verdict
 
 
 class LoopGuard(Guard):

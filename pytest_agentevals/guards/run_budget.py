@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..recording.costs import unpriced
-from ..recording.guard import Call, CallResult, Guard, Run, Verdict
 from ..settings.budgets import COST_KEYS, Budget
+from .costs import unpriced
+from .protocol import Call, CallResult, Guard, Run, Verdict
 
 # A call this many times the median size of the run's earlier calls is reported...
 OUTLIER_FACTOR = 10

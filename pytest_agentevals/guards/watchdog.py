@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..recording.guard import Call, CallResult, Guard, Run, Verdict
+from .protocol import Call, CallResult, Guard, Run, Verdict
 
 Ask = Callable[[Any, str], Any]
 

@@ -40,8 +40,8 @@ from ..faces import (
     is_worker,
 )
 from ..hooks import AgentRun, ask_run_agent, warn_deprecated_spellings
-from ..recording.naming import TRACE_PROPERTY
 from ..settings import Settings
+from ..trace.naming import TRACE_PROPERTY
 from ..trace.terminal import safe
 
 if TYPE_CHECKING:  # the engine loads with the first marathon test of the session

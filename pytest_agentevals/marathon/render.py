@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..recording.naming import safe_name
 from ..report.verdicts import VerdictRow
 from ..settings.seeds import describe
+from ..trace.naming import safe_name
 from ..trace.terminal import safe
 from .results import SeedResult
 from .verdict import ABOVE, BELOW, INCONCLUSIVE, MET, METRICS, Estimate, Judgement, Verdict, format_value

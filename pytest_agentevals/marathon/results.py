@@ -34,9 +34,9 @@ from typing import Any
 from ..errors import MarathonError
 from ..fileio import make_folders, open_nofollow
 from ..metrics import RunMetrics
-from ..recording.naming import safe_name
 from ..settings.seeds import MAX_SEEDS
 from ..trace.loaders import load_json
+from ..trace.naming import safe_name
 from ..trace.paths import path_problem
 
 RESULTS_FILE = "results.jsonl"

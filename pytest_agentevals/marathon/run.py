@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentEvalsError, CheckpointError, RunStopped
+from ..guards.protocol import Guard
 from ..metrics import compute_file
 from ..recording.factory import recorder_for
-from ..recording.guard import Guard
 from ..resume.boot import ResumePoint, resume_point_from_trace
 from ..settings import Settings
 from .results import Plan, SeedResult, now

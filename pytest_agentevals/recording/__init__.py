@@ -10,7 +10,6 @@ from .._lazy import attach
 if TYPE_CHECKING:
     from .harness import checkpoint, compaction, note, verification
     from .recorder import Recorder, current_recorder
-    from .tools import tool
 
 __all__ = [
     "Recorder",
@@ -18,7 +17,6 @@ __all__ = [
     "compaction",
     "current_recorder",
     "note",
-    "tool",
     "verification",
 ]
 

@@ -7,8 +7,8 @@ import json
 import operator
 from typing import Any
 
+from ..guards.prices import PriceTable
 from .bodies import BodyDecoder
-from .prices import PriceTable
 from .providers import anthropic
 
 _SECOND = operator.itemgetter(1)

@@ -1,14 +1,17 @@
-"""Events the harness reports explicitly: checkpoints, compactions, verifications and notes.
+"""What the harness tells and asks its current run: checkpoints, compactions, verifications and notes
+(events), the budget left (`budget_left`) and room for long work (`expect_progress`).
 
 Each is a no-op when nothing records, so a harness can call them unconditionally.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..guards.left import BudgetLeft, Grace, left_of
+from ..guards.protocol import Guard
 from .recorder import current_recorder
 
 
@@ -68,3 +71,22 @@ def note(message: str, **data: Any) -> None:
     if data:
         fields["data"] = data
     recorder.emit("note", **fields)
+
+
+def _current_guards() -> Sequence[Guard]:
+    """The guards of the run being recorded in this context, or none."""
+    recorder = current_recorder()
+    return recorder.guards if recorder is not None else ()
+
+
+def budget_left() -> BudgetLeft:
+    """What is left of the current run's budgets (all None when nothing records or nothing limits)."""
+    return left_of(_current_guards())
+
+
+class expect_progress(Grace):
+    """Announce long work: the current run's watchdog allows `within` model calls without verified
+    progress from here (see `guards.left.Grace`); a no-op when nothing records or no watchdog is on."""
+
+    def __init__(self, within: int, reason: str) -> None:
+        super().__init__(_current_guards(), within, reason)

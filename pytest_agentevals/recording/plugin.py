@@ -33,8 +33,8 @@ class RecordingPlugin:
         marker, and its contract holds what the `pytest_agentevals_contract()` hooks declare.
         """
         from ..faces import declared_contract, guards_for_item
+        from ..trace.naming import TRACE_PROPERTY, trace_path_for
         from .factory import recorder_for
-        from .naming import TRACE_PROPERTY, trace_path_for
 
         item = request.node
         path = trace_path_for(item.nodeid, self.settings.trace_dir)

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AgentEvalsError, RunStopped
+from ..guards.protocol import Guard
 from ..settings import Settings
 from ..settings.argv import Command, Program
 from ..trace.summary import TraceSummary, summarize
 from .factory import recorder_for
-from .guard import Guard
 
 
 def run(program: Program, root: Path | None = None) -> int:

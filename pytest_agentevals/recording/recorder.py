@@ -16,15 +16,16 @@ from typing import Any
 
 from .. import contract
 from ..errors import RecordingError, RunStopped
+from ..guards.prices import PriceTable
+from ..guards.protocol import Guard
+from ..guards.runner import OBSERVED, GuardRunner
 from ..trace.events import NO_MODEL_CALLS, NO_MODEL_CALLS_REASON, RUN_STATUSES, TRACE_VERSION, Event
 from ..trace.writer import TraceWriter
+from ..workspace.snapshot import Snapshotter
 from . import active, exchange
 from .bodies import BodyDecoder
-from .guard import Guard
-from .guard_runner import OBSERVED, GuardRunner
 from .patching import patched
-from .prices import PriceTable
-from .workspace import Snapshotter
+from .providers.anthropic import is_messages_call
 
 
 class _RecordingCassette:
@@ -115,7 +116,7 @@ class Recorder:
         self._observed: dict[str, Any] | None = None
         self.snapshots = Snapshotter(watch=watch_workspace)
         self._bodies = BodyDecoder()
-        self.guarding = GuardRunner(guards, self, self._bodies.decode)
+        self.guarding = GuardRunner(guards, self, self._bodies.decode, is_messages_call)
         self._last_checkpoint: int | None = None
 
     # -- life cycle ------------------------------------------------------------------------------

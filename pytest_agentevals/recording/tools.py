@@ -1,48 +1,26 @@
-"""`@tool`: a tool call recorded with its input, output or exception and duration.
+"""What `@ae.tool` does to a call: recorded with its input, output or exception and duration.
 
 A plain pass-through when nothing records or replays: one list look-up per call.
 
 What a framework injects into a tool (LangGraph's `RunnableConfig`, injected state or store, a
 tool-call id, pydantic-ai's `RunContext`) is not what the model asked for: it is neither recorded as
 input nor matched in a replay (`injected.py`); `exclude=` names the user's own such arguments.
-Framework tool objects (a LangChain `BaseTool`, a pydantic-ai `Tool` or toolset) are wrapped by
-`pytest_agentevals.adapters`, which builds on `call` and `call_async` here.
+The decorator itself, `pytest_agentevals.tool`, is one (`adapters/wrap.py`): it takes a function
+(`wrap_function` here) or a framework's tool object (a LangChain `BaseTool`, a pydantic-ai `Tool`
+or toolset), which `pytest_agentevals.adapters` wraps on `call` and `call_async` here.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, TypeVar, overload
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from . import active
 from .injected import injected_parameters, is_injected_value
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-@overload
-def tool(fn: F, *, name: str | None = None, exclude: Iterable[str] = ()) -> F: ...
-
-
-@overload
-def tool(fn: None = None, *, name: str | None = None, exclude: Iterable[str] = ()) -> Callable[[F], F]: ...
-
-
-def tool(
-    fn: F | None = None, *, name: str | None = None, exclude: Iterable[str] = ()
-) -> F | Callable[[F], F]:
-    """Mark a function as one of the agent's tools, so its calls are recorded and can be replayed.
-
-    Use bare (`@tool`) or with a name (`@tool(name="read_file")`). Sync and async functions work.
-    `exclude` names arguments that are not the model's to choose (a handle the harness passes in):
-    they are neither recorded nor matched.
-    """
-    excluded = frozenset(exclude)
-    if fn is None:
-        return lambda f: wrap_function(f, name or f.__name__, excluded)
-    return wrap_function(fn, name or fn.__name__, excluded)
 
 
 def recording() -> bool:

@@ -36,7 +36,7 @@ from types import TracebackType
 from typing import Any
 
 from ..contract import Tolerance
-from ..errors import AgentEvalsError, ReplayDivergence, UnrecordedRequest
+from ..errors import AgentEvalsError, ReplayDivergence, UnrecordedRequest, loud
 from ..recording import active, harness
 from ..recording.patching import patched
 from ..recording.providers.anthropic import is_messages_call
@@ -53,7 +53,7 @@ from .normalize import Folded, Folds, Normalizer
 from .profiles import Profile, profile_for, recorded_client
 from .report import Divergence, ReplayReport
 from .tools import ToolPlayer, jsonable, recorded_exception
-from .transport import ReplayCassette, loud
+from .transport import ReplayCassette
 
 MODES = REPLAY_MODES  # one list of modes, shared with the settings that choose among them
 PROFILE_CHOICES = ("auto", "off")

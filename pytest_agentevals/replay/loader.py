@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CassetteError, NewerTraceVersion, TraceFormatError
-from ..recording.cassette_names import YAML_SUFFIXES
 from ..trace.events import Event, json_type
 from ..trace.reader import TornTraceWarning, TraceReader
 from .cassette import CORRUPT_FIX, Cassette, Interaction, ToolRecord
+from .names import YAML_SUFFIXES
 from .vcr_yaml import load_vcr_yaml
 
 UPGRADE_FIX = (

@@ -29,8 +29,8 @@ import pytest
 from ..errors import CassetteError
 from ..faces import MarkerSpec, anything, near_miss, step_number, text_or_path
 from ..hooks import AgentRun, ask_run_agent, warn_deprecated_spellings
-from ..recording import cassette_names
 from ..settings import Settings
+from . import names as cassette_names
 
 if TYPE_CHECKING:  # the engine loads with the first replay of the session
     from .session import ReplaySession

@@ -36,13 +36,13 @@ from typing import Any
 
 from ..contract import tolerances
 from ..errors import AgentEvalsError, CassetteError, ConfigError
-from ..recording import cassette_names
 from ..recording import program as programs
 from ..recording.factory import recorder_for
 from ..recording.recorder import Recorder
 from ..settings import REPLAY_MODES, Settings
 from ..settings.argv import Program, allowed
 from ..trace.reader import TraceReader
+from . import names as cassette_names
 from .cassette import Cassette
 from .engine import Replayer
 from .report import ReplayReport

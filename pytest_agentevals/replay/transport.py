@@ -3,7 +3,7 @@
 vcrpy's transport stub asks `can_play_response_for` first and then `play_response`. The engine
 decides in the first call; an unrecorded or divergent request raises from there, inside the
 transport, so no request is sent. The anthropic SDK wraps any transport exception that is not its
-own in `APIConnectionError` and retries it; `loud()` (from `recording/loud.py`, which the guards
+own in `APIConnectionError` and retries it; `loud()` (from `errors.py`, which the guards
 share) makes our error reach the caller at once, unchanged.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..recording.loud import loud
+from ..errors import loud
 
 __all__ = ["ReplayCassette", "loud"]
 

@@ -7,7 +7,7 @@
   frames (`failure.py`).
 - `SessionReport`: `pytest --agentevals-report=PATH` writes the HTML report of the runs the session
   recorded when it ends. A test that records a trace carries it as a user property
-  (`recording.naming.TRACE_PROPERTY`), which its reports take from an xdist worker to the
+  (`trace.naming.TRACE_PROPERTY`), which its reports take from an xdist worker to the
   controller; the controller, the only writer of shared files, writes the report at the end of the
   session, with the marathon verdicts over the seeds when the session ran marathon tests
   (`VERDICTS_KEY`). A report that cannot be written (a trace that is not one, a key-shaped string in
@@ -36,9 +36,9 @@ from ..faces import (
     is_worker,
 )
 from ..history.model import PASSED, SKIPPED
-from ..recording.naming import TRACE_PROPERTY
 from ..settings import Settings
 from ..settings.layers import LAYER_NAMES
+from ..trace.naming import TRACE_PROPERTY
 
 
 class OurFailures:

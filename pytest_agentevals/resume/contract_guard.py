@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..contract import Drift, Tolerance, compare_request, enforce, is_request_key, request_contract, table
-from ..recording.guard import Call, Guard, Verdict
+from ..guards.protocol import Call, Guard, Verdict
 
 
 class ContractGuard(Guard):

@@ -31,10 +31,10 @@ import pytest
 from ..errors import AgentEvalsError, ConfigError
 from ..faces import MarkerSpec, budget_for, declared_contract, guards_for_item
 from ..hooks import implementations
-from ..recording.naming import TRACE_PROPERTY
 from ..settings import Settings
 from ..settings.budgets import KEYS as BUDGET_KEYS
 from ..settings.budgets import check
+from ..trace.naming import TRACE_PROPERTY
 
 if TYPE_CHECKING:  # the engine loads with the first resume of the session
     from .session import ResumeSession
@@ -93,7 +93,7 @@ class ResumeLayer:
         loaded, and the leg's recorder running with its guards. `run_agent()` runs the next leg through
         the `pytest_agentevals_resume_agent` hook; `phase` holds its metrics."""
         from ..contract import ContractDriftWarning, table, tolerances
-        from ..recording.naming import trace_path_for
+        from ..trace.naming import trace_path_for
         from .session import ResumeSession
         from .store import open_fixture
 

@@ -38,8 +38,8 @@ from typing import Any
 from ..contract import Drift, Tolerance
 from ..errors import AgentEvalsError, RunStopped
 from ..fileio import make_folders
+from ..guards.protocol import Guard
 from ..recording.factory import recorder_for
-from ..recording.guard import Guard
 from ..recording.recorder import Recorder, current_recorder
 from ..replay.engine import Replayer
 from ..settings import Settings

@@ -18,9 +18,9 @@ from typing import Any
 
 from ..errors import CheckpointError, TraceFormatError
 from ..metrics import compute
-from ..recording.workspace import MAX_FILE_BYTES, MAX_TOTAL_BYTES
 from ..trace.events import Event
 from ..trace.reader import TornTraceWarning, TraceReader
+from ..workspace.snapshot import MAX_FILE_BYTES, MAX_TOTAL_BYTES
 from .restore import FILE, LINK, Entry
 
 Latest = str  # the word "latest"

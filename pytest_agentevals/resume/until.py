@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from ..guards.protocol import Call, Guard, Verdict
 from ..metrics.progress import progress_of
-from ..recording.guard import Call, Guard, Verdict
 from ..trace.totals import http_ok, is_model_call
 
 QUANTITIES = ("progress", "gain", "calls")

@@ -15,14 +15,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..errors import StaleGolden
+from ..errors import StaleGolden, loud
+from ..guards.prices import PriceTable
 from ..recording import exchange
-from ..recording.prices import PriceTable
 from ..recording.recorder import current_recorder
 from ..replay import diff, sdk, staleness
 from ..replay.cassette import Interaction
 from ..replay.index import RequestIndex, incoming_request
-from ..replay.transport import loud
 from ..settings import RECORD_MODES
 from ..trace.canonical import scrubbed_canonical
 from ..trace.scrub import Scrubber

@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..guards.prices import PriceTable
 from ..recording.patching import patched
-from ..recording.prices import PriceTable
 from ..replay import sdk
 from .case import StepCase
 from .cassette import StepCassette

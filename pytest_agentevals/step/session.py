@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import GoldenError
 from ..fileio import write_atomic
-from ..recording.prices import PriceTable
+from ..guards.prices import PriceTable
 from ..trace.scrub import Scrubber
 from .loader import display_path, load_goldens, parse_goldens
 from .store import DecisionStore, store_path, write_store

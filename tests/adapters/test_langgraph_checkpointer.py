@@ -12,7 +12,7 @@ import pytest
 
 import pytest_agentevals as ae
 from pytest_agentevals import RecordingError, read_trace
-from pytest_agentevals.recording.scan import scan
+from pytest_agentevals.report.scan import scan
 from pytest_agentevals.resume import extract
 
 pytest.importorskip("langgraph", reason="needs pytest-agentevals[langgraph]")

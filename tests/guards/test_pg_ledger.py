@@ -51,7 +51,7 @@ MACHINE = textwrap.dedent(
     from pathlib import Path
     from types import SimpleNamespace
     from pytest_agentevals.guards import DailyBudget
-    from pytest_agentevals.recording.guard import Call, CallResult
+    from pytest_agentevals.guards.protocol import Call, CallResult
     from pytest_agentevals.settings.dburl import DatabaseURL
 
     url, limit, name, go = DatabaseURL(sys.argv[1]), float(sys.argv[2]), sys.argv[3], Path(sys.argv[4])

@@ -221,7 +221,7 @@ def test_the_rules_catch_what_they_forbid() -> None:
         *edges["pytest_agentevals.step.case"],
         "pytest_agentevals.metrics.run",
     }
-    assert ["metrics", "step"] in [sorted(c) for c in cycles(package_graph(edges))]
+    assert any({"metrics", "step"} <= c for c in cycles(package_graph(edges)))
 
 
 def test_the_engines_load_without_pytest() -> None:

@@ -21,7 +21,7 @@ from pytest_agentevals.contract import (
     tolerances,
 )
 from pytest_agentevals.errors import ContractDrift
-from pytest_agentevals.recording.guard import Call
+from pytest_agentevals.guards.protocol import Call
 from pytest_agentevals.resume.contract_guard import ContractGuard
 from pytest_agentevals.resume.until import Condition
 

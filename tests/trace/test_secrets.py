@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 
 import pytest_agentevals as ae
 from pytest_agentevals.guards import LoopGuard
-from pytest_agentevals.recording import scan
+from pytest_agentevals.report import scan
 from pytest_agentevals.sim import Reply, SimServer
 from pytest_agentevals.trace import streams
 from pytest_agentevals.trace.scrub import NOT_SECRETS, REDACTED, Scrubber, is_secret_header
@@ -590,8 +590,8 @@ def test_a_workspace_snapshot_stores_links_as_links_and_never_reads_through_one(
 def test_a_file_swapped_for_a_link_during_the_walk_is_not_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, watch: bool
 ) -> None:
-    from pytest_agentevals.recording import workspace as snapshots
-    from pytest_agentevals.recording import workspace_watch
+    from pytest_agentevals.workspace import snapshot as snapshots
+    from pytest_agentevals.workspace import watch as workspace_watch
 
     secret_file = tmp_path / "outside.txt"
     secret_file.write_text("outside content " + "Q" * 20)

@@ -24,8 +24,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_agentevals import Recorder, checkpoint
-from pytest_agentevals.recording import inotify, workspace_watch
-from pytest_agentevals.recording import workspace as snapshots
+from pytest_agentevals.workspace import inotify
+from pytest_agentevals.workspace import snapshot as snapshots
+from pytest_agentevals.workspace import watch as workspace_watch
 
 
 @pytest.fixture(autouse=True)

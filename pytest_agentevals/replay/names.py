@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .naming import safe_name
+from ..trace.naming import safe_name
 
 TRACE_SUFFIX = ".trace.jsonl"
 YAML_SUFFIXES = (".yaml", ".yml")

@@ -7,7 +7,7 @@ in or out) marks it; the next snapshot looks again at the marked names only (an 
 the marked files and takes everything else from the tree. A long run's snapshot was an lstat per
 file (the syscalls, a few microseconds each, were most of it); now it is one read of the queue and
 one lstat per changed name, and when nothing changed a copy of the last snapshot's files. What a
-snapshot holds is what a walk of the whole workspace gives (`workspace_files.walk_root`): the same
+snapshot holds is what a walk of the whole workspace gives (`files.walk_root`): the same
 files and links, in the same order, with the same entries.
 
 A file's entry is trusted for as long as no event names it: the watch is in place before the
@@ -30,8 +30,8 @@ import os
 import stat
 from typing import Any
 
+from .files import FOLDER_FLAGS, MAX_FILE_BYTES, MAX_TOTAL_BYTES, SKIPPED_DIRS, entry_of, read_file
 from .inotify import GONE, IN_ATTRIB, IN_DELETE_SELF, IN_IGNORED, IN_Q_OVERFLOW, Inotify
-from .workspace_files import FOLDER_FLAGS, MAX_FILE_BYTES, MAX_TOTAL_BYTES, SKIPPED_DIRS, entry_of, read_file
 
 # A folder's own events after which nothing below it is trusted: its watch went, or its mode changed.
 _FORGOTTEN = IN_DELETE_SELF | IN_IGNORED | IN_ATTRIB

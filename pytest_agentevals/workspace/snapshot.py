@@ -3,7 +3,7 @@ so a resume can restore the workspace and a contract can tell when it changed.
 
 A long run checkpoints often while its workspace grows, so a snapshot reads again only the files
 that changed since the last one (and the trace writer stores only what changed between two
-checkpoints). On Linux the kernel says which changed (`workspace_watch.py`, with inotify); elsewhere,
+checkpoints). On Linux the kernel says which changed (`watch.py`, with inotify); elsewhere,
 or when the kernel refuses a watch, a file whose size and modification time are unchanged is not
 read again.
 """
@@ -18,9 +18,9 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from .files import BY_DESCRIPTOR, MAX_FILE_BYTES, MAX_TOTAL_BYTES, entry_of, read_file, walk_root
 from .inotify import Inotify
-from .workspace_files import BY_DESCRIPTOR, MAX_FILE_BYTES, MAX_TOTAL_BYTES, entry_of, read_file, walk_root
-from .workspace_watch import Unwatchable, Watcher
+from .watch import Unwatchable, Watcher
 
 __all__ = ["MAX_FILE_BYTES", "MAX_TOTAL_BYTES", "Snapshotter"]
 
@@ -29,7 +29,7 @@ class Snapshotter:
     """Takes snapshots, remembering each file's entry between calls.
 
     With `watch` (the default) and inotify at hand, an entry is reused for as long as the kernel
-    reports no event on its file (see `workspace_watch.py`). Otherwise it is reused only when the
+    reports no event on its file (see `watch.py`). Otherwise it is reused only when the
     file's size and modification time are unchanged and that time was well before the entry was
     read: a file written again within the file system's timestamp granularity could otherwise keep
     its old time and be missed (git's "racy clean" rule). "Well before" is RACY_MARGIN_NS, or

@@ -22,7 +22,7 @@ TRACE_PROPERTY = "agentevals_trace"
 def safe_name(text: str, fallback: str = "test") -> str:
     """`text`, its secrets redacted, with every run of characters other than letters, digits,
     `_ . -` turned into `-`."""
-    from ..trace.scrub import Scrubber  # its patterns compile when a name is first made
+    from .scrub import Scrubber  # its patterns compile when a name is first made
 
     return _UNSAFE.sub("-", Scrubber().scrub_text(text)).strip("-") or fallback
 

@@ -22,11 +22,11 @@ from typing import Any
 
 import yaml
 
+from ..recording.providers.anthropic import parse_sse
 from ..settings import Settings
 from ..trace import streams
 from ..trace.loaders import load_json
 from ..trace.scrub import Scrubber
-from .providers.anthropic import parse_sse
 
 DATABASE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")

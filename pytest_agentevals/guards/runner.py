@@ -16,12 +16,12 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..errors import AgentEvalsError, GuardError, RunStopped
+from ..errors import AgentEvalsError, GuardError, RunStopped, loud
 from ..trace.events import RUN_STATUSES
 from .costs import estimate_input_tokens, max_tokens_of, reserve_cost
-from .guard import Call, CallResult, Guard, Run, Verdict
-from .loud import loud
-from .providers.anthropic import is_messages_call
+from .protocol import Call, CallResult, Guard, Run, Verdict
+
+ModelCall = Callable[[str, str], bool]  # (method, url) -> whether the request is a model call
 
 # Events the guards see besides model calls (their own guard and watchdog events are not among them).
 OBSERVED = frozenset({"tool_call", "verification", "checkpoint", "compaction", "note", "model_call"})
@@ -29,12 +29,16 @@ OBSERVED = frozenset({"tool_call", "verification", "checkpoint", "compaction", "
 
 class GuardRunner:
     """The guards of one run. `decode` turns a request body into JSON (the recorder's incremental
-    decoder, so a body is parsed once for the guards and the trace)."""
+    decoder, so a body is parsed once for the guards and the trace); `is_model_call` tells a model
+    request from other traffic (the recorder's providers know; the guards know no provider)."""
 
-    def __init__(self, guards: Sequence[Guard], run: Run, decode: Callable[[bytes], Any]) -> None:
+    def __init__(
+        self, guards: Sequence[Guard], run: Run, decode: Callable[[bytes], Any], is_model_call: ModelCall
+    ) -> None:
         self.guards: tuple[Guard, ...] = tuple(guards)
         self._run = run
         self._decode = decode
+        self._is_model_call = is_model_call
         self._lock = threading.RLock()
         self._calls = 0  # model requests the guards saw
         self._in_flight: dict[object, Call] = {}  # by thread or asyncio task: at most one each
@@ -97,7 +101,7 @@ class GuardRunner:
     def before_call(self, request: Any) -> None:
         """Ask every guard about a model request (vcrpy's request) before it leaves; raises when one
         stops the run or fails."""
-        if not is_messages_call(request.method, request.uri):
+        if not self._is_model_call(request.method, request.uri):
             return
         with self._lock:
             if self.halt is not None:

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from pytest_agentevals.recording import workspace as snapshots
-from pytest_agentevals.recording import workspace_watch
+from pytest_agentevals.workspace import snapshot as snapshots
+from pytest_agentevals.workspace import watch as workspace_watch
 
 # What every snapshot promises holds with inotify watching (Linux) and with every file stat'ed.
 both_ways = pytest.mark.parametrize("watch", [True, False], ids=["watched", "walked"])

@@ -1,5 +1,5 @@
 """Linux's inotify, through the C library: which names in the watched folders changed since the last
-look. Workspace snapshots use it (`workspace_watch.py`) so a checkpoint need not stat every file.
+look. Workspace snapshots use it (`watch.py`) so a checkpoint need not stat every file.
 
 Only what a snapshot needs is bound: one instance, a watch per folder (added on an open descriptor,
 so it is the folder that was opened, whatever its path points at by then), and the queue read
