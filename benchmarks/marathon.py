@@ -43,8 +43,9 @@ from examples import taskrunner  # noqa: E402
 from marathons import conftest as example  # noqa: E402
 from pytest_agentevals import AgentRun, Budget  # noqa: E402
 from pytest_agentevals.guards import guards_for  # noqa: E402
+from pytest_agentevals.lifecycle import RunSpec  # noqa: E402
 from pytest_agentevals.marathon.results import Plan, append_result, trace_name  # noqa: E402
-from pytest_agentevals.marathon.run import SeedRun  # noqa: E402
+from pytest_agentevals.marathon import SeedRun  # noqa: E402
 
 EXAMPLE = REPO / "marathons" / "test_taskrunner_marathon.py"
 EXAMPLE_TASKS = '"tasks": 12'
@@ -161,27 +162,25 @@ def through_marathon(tasks: int, root: Path, index: int) -> tuple[float, float]:
     plan = Plan(tuple(range(5)), thresholds={"min_pass_rate": 0.5, "min_progress_auc": 0.6})
     out = root / f"out-{index}"
     started, cpu = time.perf_counter(), time.process_time()
-    run = SeedRun(
-        test=test,
-        seed=SEED,
-        task={"agent": "taskrunner", "tasks": tasks},
-        trace=out / trace_name(test, SEED),
-        trace_name=trace_name(test, SEED),
-        workspace=root / f"ws-marathon-{index}",
-        runner=lambda task, seed_run: example.pytest_agentevals_run_agent(
-            AgentRun("marathon", task, seed_run, seed=seed_run.seed, workspace=seed_run.workspace)
-        ),
-        guards=guards_for(
-            Budget(max_calls=budget_for(tasks)[0], max_cost_usd=budget_for(tasks)[1], stall_calls=6)
-        ),
+    calls, cost = budget_for(tasks)
+    spec = RunSpec(
+        test,
         agent="test_taskrunner_marathon",
-        max_restarts=2,
+        task={"agent": "taskrunner", "tasks": tasks},
+        seed=SEED,
+        trace=out / trace_name(test, SEED),
+        workspace=root / f"ws-marathon-{index}",
+        guards=tuple(guards_for(Budget(max_calls=calls, max_cost_usd=cost, stall_calls=6))),
+        runner=lambda seed_run: example.pytest_agentevals_run_agent(
+            AgentRun("marathon", seed_run.task, seed_run, seed=seed_run.seed, workspace=seed_run.workspace)
+        ),
     )
+    run = SeedRun(spec, trace_name=trace_name(test, SEED), max_restarts=2)
     run.start()
     try:
         run.run_agent()
     finally:
-        run.stop()
+        run.close()
     result = run.result("passed", plan=plan, commit="bench")
     append_result(out / "results.jsonl", result)
     elapsed = time.perf_counter() - started, time.process_time() - cpu

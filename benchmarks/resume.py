@@ -3,7 +3,7 @@
 `examples.taskrunner` runs against the seeded simulated model (no key, no network), recorded, for
 over 3,000 steps; its checkpoints at steps 100, 1,000 and 3,000 become fixtures. Then:
 
-- boot (restore + contract + state, what `agentevals_checkpoint` does before the leg's recorder
+- boot (restore + contract + state, what `agentevals_resume` does before the leg's recorder
   starts) from the checkpoint at step 100 and at step 3,000, each repeated into fresh folders,
   median of each: `boot_s`, and their ratio `depth_ratio` (a fixture holds the whole workspace, never
   a chain of deltas, so depth alone costs nothing: what grows is the workspace itself, one file per
@@ -13,7 +13,7 @@ over 3,000 steps; its checkpoints at steps 100, 1,000 and 3,000 become fixtures.
   step 100 and at step 3,000: `depth_ratio_same_workspace` (the format's promise, apart from the
   example's growing workspace);
 - reaching step 1,000 and running a 20-call leg there, two ways: resuming — boot the fixture at step
-  1,000 and run the leg through a `ResumeSession` (recorded, guarded, the contract checked) — against
+  1,000 and run the leg through a `ResumeRun` (recorded, guarded, the contract checked) — against
   re-running the recorded run from step 0 to step 1,020: `speedup_vs_rerun` (case "1000 steps").
 
 Prints one JSON line per figure. `--quick` shrinks the run (a smoke run; not the figures to report).
@@ -39,7 +39,8 @@ import anthropic  # noqa: E402
 
 import pytest_agentevals as ae  # noqa: E402
 from examples import taskrunner  # noqa: E402
-from pytest_agentevals.resume import ResumeSession, extract  # noqa: E402
+from pytest_agentevals.lifecycle import RunSpec  # noqa: E402
+from pytest_agentevals.resume import ResumeRun, extract  # noqa: E402
 from pytest_agentevals.resume.fixture import Fixture  # noqa: E402
 from pytest_agentevals.sim import Reply, SimServer  # noqa: E402
 
@@ -123,16 +124,17 @@ def median_plain_boot(folder: Path, scratch: Path, repeats: int) -> float:
 
 
 def resume_leg(folder: Path, scratch: Path) -> float:
-    """Boot the fixture and run a 20-call leg through a ResumeSession; returns its seconds."""
+    """Boot the fixture and run a 20-call leg through a ResumeRun; returns its seconds."""
     started = time.perf_counter()
-    session = ResumeSession(
-        Fixture.open(folder),
+    spec = RunSpec(
+        "bench leg",
         workspace=scratch / "leg-ws",
         trace=scratch / "leg.trace.jsonl",
-        declared=taskrunner.contract(),
+        contract=taskrunner.contract(),
         runner=lambda checkpoint: taskrunner.resume_recorded(checkpoint, max_steps=LEG_CALLS),
     )
-    session.boot()
+    session = ResumeRun(spec, Fixture.open(folder))
+    session.start()
     try:
         session.run_agent()
     finally:

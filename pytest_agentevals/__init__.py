@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .adapters.wrap import tool, wrap_tools
     from .endpoint.server import ModelEndpoint, model_endpoint
     from .errors import (
+        AgentEvalsDeprecationWarning,
         AgentEvalsError,
         CassetteError,
         CheckpointError,
@@ -38,12 +39,12 @@ if TYPE_CHECKING:
     )
     from .guards.left import BudgetLeft
     from .guards.protocol import Guard
-    from .hooks import AgentEvalsDeprecationWarning, AgentRun
+    from .hooks import AgentRun
     from .recording.harness import budget_left, checkpoint, compaction, expect_progress, note, verification
     from .recording.recorder import Recorder, current_recorder
     from .replay.engine import Replayer
     from .replay.report import ReplayReport
-    from .replay.session import ReplaySession
+    from .replay.run import ReplayRun
     from .resume.boot import ResumePoint, resume_point_from_trace
     from .settings.budgets import Budget
     from .settings.layers import LAYERS, Layer
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
 
     __version__: str
 
-_lazy_getattr, __dir__ = attach(__name__, __file__)
+_lazy_getattr, __dir__ = attach(__name__, __file__, deprecated={"ReplaySession": "ReplayRun"})
 
 
 def __getattr__(name: str) -> Any:
@@ -96,7 +97,7 @@ __all__ = [
     "RecordingError",
     "ReplayDivergence",
     "ReplayReport",
-    "ReplaySession",
+    "ReplayRun",
     "Replayer",
     "ResumePoint",
     "RunStopped",

@@ -10,6 +10,11 @@ that never use it. So each package declares its public names once, as the import
 which reads that block and imports a name's module on the name's first use. A public name never
 equals a submodule's name (a test checks): importing the submodule would bind the package
 attribute to the module before the name was ever asked for.
+
+A name of an earlier release that is spelled otherwise now keeps working for one release:
+`attach(..., deprecated={"OldName": "NewName"})` answers it with the package's `NewName` (or, for
+"module:attr", that module's attribute) and an `AgentEvalsDeprecationWarning` naming the new
+spelling. Deprecated names are not public: they are in neither `__all__` nor `dir()`.
 """
 
 from __future__ import annotations
@@ -17,9 +22,12 @@ from __future__ import annotations
 import ast
 import importlib
 import sys
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+from .errors import AgentEvalsDeprecationWarning
 
 
 def homes(package: str, init_file: str) -> dict[str, str]:
@@ -39,10 +47,15 @@ def homes(package: str, init_file: str) -> dict[str, str]:
     return found
 
 
-def attach(package: str, init_file: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The `__getattr__` and `__dir__` of a package whose public names load on first use."""
+def attach(
+    package: str, init_file: str, deprecated: Mapping[str, str] | None = None
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The `__getattr__` and `__dir__` of a package whose public names load on first use, and the
+    `deprecated` names it still answers (old name -> a public name of the package, or
+    "module:attr")."""
     table: dict[str, str] = {}
     folder = Path(init_file).parent
+    old = dict(deprecated or {})
 
     def names() -> dict[str, str]:
         if not table:  # read with the first look-up: most sessions never make one
@@ -55,6 +68,8 @@ def attach(package: str, init_file: str) -> tuple[Callable[[str], Any], Callable
             # submodule's, so the answer is no without parsing the block (most sessions ask only this).
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         home = names().get(name)
+        if home is None and name in old:
+            return _deprecated(package, name, old[name], __getattr__)
         if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         # Not cached on the package: a name always comes from the module now in sys.modules, so a
@@ -65,6 +80,18 @@ def attach(package: str, init_file: str) -> tuple[Callable[[str], Any], Callable
         return sorted({*vars(sys.modules[package]), *names()})
 
     return __getattr__, __dir__
+
+
+def _deprecated(package: str, name: str, new: str, lookup: Callable[[str], Any]) -> Any:
+    module, _, attr = new.rpartition(":")
+    spelled = f"{module}.{attr}" if module else f"{package}.{new}"
+    warnings.warn(
+        AgentEvalsDeprecationWarning(
+            f"{package}.{name} is the 0.x name of {spelled}; use that (the old name goes in the next release)"
+        ),
+        stacklevel=3,
+    )
+    return getattr(importlib.import_module(module), attr) if module else lookup(new)
 
 
 def _is_submodule(folder: Path, name: str) -> bool:

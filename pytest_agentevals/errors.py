@@ -10,6 +10,10 @@ class AgentEvalsError(Exception):
     """Base of every error this project raises on purpose."""
 
 
+class AgentEvalsDeprecationWarning(DeprecationWarning):
+    """A spelling that works in this release and not in the next; the message names the new one."""
+
+
 class ConfigError(AgentEvalsError):
     """A bad option, marker argument or `[tool.agentevals]` key.
 

@@ -11,22 +11,32 @@ the next implementation is asked, and when none answers, the layer says so, nami
   values the harness declares.
 - `pytest_agentevals_watchdog(run, reason)`: asked by the watchdog when verified progress stops;
   answers True to go on.
+- `pytest_agentevals_verdicts(config)`: asked by the report (the pyramid table, the run console)
+  at the end of the session; answered by the marathon layer with its verdicts over seeds.
 
 `run_agent`'s one argument, an `AgentRun`, says which layer asks and for what: its `layer`
-("replay" or "marathon"), `task`, `seed`, `cassette` and `workspace`, and the layer's own session
-(`run.replay` or `run.marathon`). The spellings of 0.1, `pytest_agentevals_run_agent(task, replay)`
-and `(task, marathon)`, still work in this release, with a deprecation warning naming this one.
+("record", "replay" or "marathon"), `task`, `seed`, `cassette` and `workspace`, and the layer's own
+run (`run.layer_run`, also as `run.replay` or `run.marathon`), which follows the one run lifecycle
+(`lifecycle.py`). The spellings of 0.1, `pytest_agentevals_run_agent(task, replay)` and `(task,
+marathon)`, still work in this release, with a deprecation warning naming this one; so does
+`run.session` (now `run.layer_run`).
+
+The helpers below the hookspecs are how the faces ask them (`ask_run_agent`, `ask_resume_agent`,
+`declared_contract`, `watchdog_ask`, `verdicts_of`), so every face asks a hook the same way.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pluggy
+
+from .errors import AgentEvalsDeprecationWarning, AgentEvalsError
+from .lifecycle import RunLifecycle
 
 # pytest's own marker (`pytest.hookspec`), taken from pluggy so that importing the public API
 # (which names AgentRun) does not import pytest.
@@ -34,43 +44,51 @@ hookspec = pluggy.HookspecMarker("pytest")
 
 # The argument names of run_agent's 0.1 spellings; an implementation asking for one is warned once.
 DEPRECATED_RUN_AGENT_ARGS = ("task", "replay", "marathon")
-RUN_AGENT_LAYERS = ("replay", "marathon")
-
-
-class AgentEvalsDeprecationWarning(DeprecationWarning):
-    """A spelling that works in this release and not in the next; the message names the new one."""
+RUN_AGENT_LAYERS = ("record", "replay", "marathon")
 
 
 @dataclass(frozen=True)
 class AgentRun:
     """What `pytest_agentevals_run_agent(run)` is asked to run: one layer's one run of the agent.
 
-    - `layer`: "replay" (a recorded run re-executed offline) or "marathon" (one seed, live);
+    - `layer`: "record" (the `agentevals_recorder` fixture's `run_agent()`), "replay" (a recorded run
+      re-executed offline) or "marathon" (one seed, live);
     - `task`: the recorded `run_start.task` (replay) or the marker's `task=` with the seed under
       "seed" (marathon);
     - `seed`: the marathon's seed, or the recorded run's seed in a replay (None if it had none);
-    - `cassette`: the replayed trace (None in a marathon); `workspace`: the seed's workspace folder
-      (None in a replay, whose harness chooses its own);
-    - `session`: the layer's own object — a `ReplaySession` or a marathon `SeedRun` — also as
-      `replay` / `marathon` (None for the other layer).
+    - `cassette`: the replayed trace (None elsewhere); `workspace`: the run's workspace folder (a
+      seed's fresh one; None where the harness chooses its own);
+    - `layer_run`: the layer's own run — a `Recorder`, a `ReplayRun` or a marathon `SeedRun` — also
+      as `replay` / `marathon` (None for the other layers).
     """
 
     layer: str
     task: Any
-    session: Any
+    layer_run: RunLifecycle
     seed: int | None = None
     cassette: Path | None = None
     workspace: Path | None = None
 
     @property
-    def replay(self) -> Any:
-        """The `ReplaySession` when the replay layer asks, else None."""
-        return self.session if self.layer == "replay" else None
+    def replay(self) -> RunLifecycle | None:
+        """The `ReplayRun` when the replay layer asks, else None."""
+        return self.layer_run if self.layer == "replay" else None
 
     @property
-    def marathon(self) -> Any:
+    def marathon(self) -> RunLifecycle | None:
         """The marathon's `SeedRun` when the marathon layer asks, else None."""
-        return self.session if self.layer == "marathon" else None
+        return self.layer_run if self.layer == "marathon" else None
+
+    @property
+    def session(self) -> RunLifecycle:
+        """The 0.x name of `layer_run`."""
+        warnings.warn(
+            AgentEvalsDeprecationWarning(
+                "AgentRun.session is the 0.x name of AgentRun.layer_run (it goes in the next release)"
+            ),
+            stacklevel=2,
+        )
+        return self.layer_run
 
 
 @hookspec
@@ -95,7 +113,7 @@ def pytest_agentevals_resume_agent(checkpoint: Any) -> Any:
     `checkpoint` has `name` (the fixture's, or None for a live run's own checkpoint), `state` (the
     agent's state, JSON), `workspace` (the restored workspace folder), `task` and `seed` (the source
     run's), `step`, `lineage` and `events` (the source trace up to the checkpoint). Called by
-    `agentevals_checkpoint.run_agent()`, and by the marathon layer when it restarts a crashed seed.
+    `agentevals_resume.run_agent()`, and by the marathon layer when it restarts a crashed seed.
     Return the agent's result (any value but None); return None from an implementation that does not
     handle this checkpoint's agent, so another one may. When every implementation returns None the
     leg fails, saying so.
@@ -124,9 +142,70 @@ def pytest_agentevals_watchdog(run: Any, reason: str) -> bool | None:
     return None
 
 
+@hookspec
+def pytest_agentevals_verdicts(config: Any) -> Sequence[Any] | None:
+    """The session's verdicts over repeated runs, as rows for what people read: a sequence of
+    `pytest_agentevals.marathon.VerdictRow` (one per bar a test set), or None for none.
+
+    Implemented by the marathon layer's face, which judges its tests' seeds when the session
+    finishes; asked by the report's faces — the pyramid table (a verdict below its bar counts as a
+    failure of the marathon layer, an inconclusive one is said) and the run console's marathon
+    section — after that. Every implementation's rows are shown, in the order pluggy returns them.
+    """
+
+
+def verdicts_of(config: Any) -> list[Any]:
+    """Every `pytest_agentevals_verdicts` answer of the session, as one list of rows."""
+    answers = config.hook.pytest_agentevals_verdicts(config=config)
+    return [row for answer in answers if answer for row in answer]
+
+
+def declared_contract(hooks: Any) -> dict[str, Any]:
+    """What the harness declares now for a test: every `pytest_agentevals_contract()` dict of the
+    plugins and of the conftest.py files that apply to the test (`hooks`, its `item.ihook`), merged."""
+    declared: dict[str, Any] = {}
+    for part in reversed(hooks.pytest_agentevals_contract()):
+        if part is None:
+            continue
+        if not isinstance(part, dict):
+            raise AgentEvalsError(
+                f"a pytest_agentevals_contract() hook returned {type(part).__name__}; return a dict of "
+                "JSON values by key (or None)"
+            )
+        declared.update(part)
+    return declared
+
+
+def watchdog_ask(hooks: Any) -> Callable[[Any, str], Any]:
+    """How a test's watchdog asks whether its run may go on: the `pytest_agentevals_watchdog` hooks of
+    the conftest.py files that apply to the test (`hooks`, its `item.ihook`)."""
+
+    def ask(run: Any, reason: str) -> Any:
+        return hooks.pytest_agentevals_watchdog(run=run, reason=reason)
+
+    return ask
+
+
+def ask_resume_agent(hooks: Any, checkpoint: Any, label: str) -> Any:
+    """Ask the `pytest_agentevals_resume_agent` hooks of a test (`hooks`, its `item.ihook`) to resume
+    `checkpoint`: the first answer, or None when there is no implementation. When every
+    implementation answered None, the error says so, naming them (`label` names the run)."""
+    __tracebackhide__ = True
+    result = hooks.pytest_agentevals_resume_agent(checkpoint=checkpoint)
+    takers = implementations(hooks.pytest_agentevals_resume_agent)
+    if result is None and takers:
+        raise AgentEvalsError(
+            f"{label}: every pytest_agentevals_resume_agent hook ({', '.join(takers)}) returned None for "
+            f"the checkpoint {getattr(checkpoint, 'name', None)!r}: a hook that starts the agent returns "
+            "its result (any value but None); None means the checkpoint's agent is not that hook's"
+        )
+    return result
+
+
 def ask_run_agent(hook: Any, run: AgentRun) -> Any:
     """Ask the run_agent implementations `hook` holds (a test's `item.ihook.pytest_agentevals_run_agent`)
     about `run`: the first answer that is not None, or None when every one declined."""
+    warn_deprecated_spellings(hook)
     results = hook(
         run=run,
         task=run.task,

@@ -10,7 +10,6 @@ import pytest
 
 from . import hooks
 from .endpoint.plugin import EndpointPlugin
-from .faces import add_options, resolve_settings
 from .guards.plugin import GuardsPlugin
 from .history.plugin import HistoryCollector
 from .marathon.plugin import MarathonLayer
@@ -18,12 +17,15 @@ from .recording.plugin import RecordingPlugin
 from .replay.plugin import ReplayLayer
 from .report.plugin import OurFailures, PyramidSummary, SessionReport
 from .resume.plugin import ResumeLayer
+from .runs import RunPhases
 from .settings import Settings
+from .settings.plugin import add_options, resolve_settings
 from .step.plugin import StepLayer
 
 # Registered in this order (a later one's hook wrappers run outside an earlier one's). A factory may
 # answer None: that face is off for this session.
 FACES: tuple[tuple[str, Callable[[pytest.Config, Settings], object | None]], ...] = (
+    ("agentevals-runs", RunPhases),
     ("agentevals-recording", RecordingPlugin),
     ("agentevals-failures", OurFailures),
     ("agentevals-pyramid", PyramidSummary),

@@ -6,7 +6,7 @@ from typing import Any
 
 import anthropic
 
-from pytest_agentevals.guards import Call, CallResult, Guard, Verdict
+from pytest_agentevals.guards import Call, CallResult, Guard, Ruling
 
 from .schema_support import read_valid
 
@@ -42,11 +42,11 @@ class Spy(Guard):
         self.results: list[tuple[Call, CallResult | None]] = []
         self.events: list[str] = []
 
-    def before_call(self, call: Call) -> Verdict | None:
+    def before_call(self, call: Call) -> Ruling | None:
         self.calls.append(call)
         return None
 
-    def after_call(self, call: Call, result: CallResult | None) -> Verdict | None:
+    def after_call(self, call: Call, result: CallResult | None) -> Ruling | None:
         self.results.append((call, result))
         return None
 

@@ -43,8 +43,8 @@ def test_replay(agentevals_replay):
     assert agentevals_replay.run_agent() == "Fixed: add() now adds."
 
 @pytest.mark.resume("counter-2")
-def test_resume(agentevals_checkpoint):
-    assert agentevals_checkpoint.run_agent() == {"done": 6}
+def test_resume(agentevals_resume):
+    assert agentevals_resume.run_agent() == {"done": 6}
 """
 
 INSTALLED = anthropic.__version__

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentevals import AgentRun
+from pytest_agentevals import AgentEvalsDeprecationWarning, AgentRun
 from pytest_agentevals.hooks import ask_run_agent
 
 from . import resume_support
@@ -27,10 +27,20 @@ def test_marathon(agentevals_marathon):
 
 
 def test_the_run_says_which_layer_asks() -> None:
-    replay = AgentRun("replay", {"n": 1}, session="the replay session", cassette=Path("c.trace.jsonl"))
-    marathon = AgentRun("marathon", {"seed": 3}, session="the seed run", seed=3, workspace=Path("ws"))
-    assert (replay.replay, replay.marathon) == ("the replay session", None)
+    replay = AgentRun("replay", {"n": 1}, layer_run="the replay run", cassette=Path("c.trace.jsonl"))  # type: ignore[arg-type]
+    marathon = AgentRun("marathon", {"seed": 3}, layer_run="the seed run", seed=3, workspace=Path("ws"))  # type: ignore[arg-type]
+    record = AgentRun("record", None, layer_run="the recorder")  # type: ignore[arg-type]
+    assert (replay.replay, replay.marathon) == ("the replay run", None)
     assert (marathon.replay, marathon.marathon) == (None, "the seed run")
+    assert (record.replay, record.marathon, record.layer_run) == (None, None, "the recorder")
+
+
+def test_the_0_x_name_of_the_layer_run_is_warned_and_still_answers() -> None:
+    run = AgentRun("replay", {"n": 1}, layer_run="the replay run")  # type: ignore[arg-type]
+    with pytest.warns(
+        AgentEvalsDeprecationWarning, match=r"AgentRun.session is the 0.x name of AgentRun.layer_run"
+    ):
+        assert run.session == "the replay run"
 
 
 def test_none_means_not_mine_and_the_first_answer_wins() -> None:
@@ -40,7 +50,7 @@ def test_none_means_not_mine_and_the_first_answer_wins() -> None:
         asked.append(kwargs)
         return ["first", "second"]  # pluggy leaves out the implementations that answered None
 
-    run = AgentRun("marathon", {"seed": 1}, session="seed run", seed=1)
+    run = AgentRun("marathon", {"seed": 1}, layer_run="seed run", seed=1)  # type: ignore[arg-type]
     assert ask_run_agent(hook, run) == "first"
     assert asked == [{"run": run, "task": {"seed": 1}, "replay": None, "marathon": "seed run"}]
     assert ask_run_agent(lambda **kwargs: [], run) is None
@@ -96,8 +106,8 @@ def test_a_resume_hook_that_returned_nothing_is_told_so(pytester: pytest.Pyteste
         import pytest
 
         @pytest.mark.resume("counter-2", contract="skip")
-        def test_leg(agentevals_checkpoint):
-            agentevals_checkpoint.run_agent()
+        def test_leg(agentevals_resume):
+            agentevals_resume.run_agent()
         """
     )
     result = pytester.runpytest(*OPTIONS)

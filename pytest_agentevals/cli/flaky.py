@@ -112,7 +112,7 @@ def _judging(parser: argparse.ArgumentParser) -> None:
 def run_ingest(args: argparse.Namespace) -> int:
     settings = settings_of(args, args.rootdir)
     paths = expand(args.patterns)
-    commit = ci_env.resolve(
+    commit = ci_env.resolve_commit(
         settings.rootdir, os.environ, sha=settings.sha, run_id=settings.run_id, branch=args.branch
     )
     print(render.filing(commit, settings.sources["sha"]))

@@ -3,7 +3,7 @@
 counterpart of `record`. A command runs as a subprocess pointed at the model endpoint, with a
 placeholder key.
 
-The replay is `replay/program.py`'s, through the engine's `ReplaySession` as in pytest; the program's
+The replay is `replay/program.py`'s, through the engine's `ReplayRun` as in pytest; the program's
 words are taken as python takes them (see `cli/program.py`).
 """
 

@@ -98,7 +98,7 @@ class ModelEndpoint:
         self._replay_prefixes: dict[int, str] = {}
         # The settings the Claude Code profile pins, in every child's environment: only that client
         # reads them, and a recording and its replay then ask the same. A value the caller set wins.
-        from ..replay.profiles import CLAUDE_CODE
+        from ..replay import CLAUDE_CODE
 
         self.pinned = {name: value for name, value in CLAUDE_CODE.env.items() if name not in self._environ}
         self.kept = {name: self._environ[name] for name in CLAUDE_CODE.env if name in self._environ}
@@ -307,7 +307,7 @@ class ModelEndpoint:
             if self._looked_at is recorder:
                 return
             self._looked_at = recorder
-        from ..replay.profiles import client_of, profile_for
+        from ..replay import client_of, profile_for
 
         try:
             parsed = json.loads(body)

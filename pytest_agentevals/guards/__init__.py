@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .ledger import Ledger
     from .left import BudgetLeft, Grace, left_of
     from .loop import LoopGuard
-    from .protocol import Call, CallResult, Guard, Run, Verdict
+    from .protocol import Call, CallResult, Guard, Ruling, Run
     from .run_budget import RunBudget
     from .watchdog import Watchdog
 
@@ -35,10 +35,10 @@ __all__ = [
     "Ledger",
     "LedgerError",
     "LoopGuard",
+    "Ruling",
     "Run",
     "RunBudget",
     "RunStopped",
-    "Verdict",
     "Watchdog",
     "estimate_input_tokens",
     "guards_for",
@@ -46,4 +46,4 @@ __all__ = [
     "split_keywords",
 ]
 
-__getattr__, __dir__ = attach(__name__, __file__)
+__getattr__, __dir__ = attach(__name__, __file__, deprecated={"Verdict": "Ruling"})

@@ -19,7 +19,7 @@ from ..settings.dburl import DatabaseURL
 from .costs import unpriced
 from .ledger import DayLedger, DayState, Ledger
 from .pg_ledger import PostgresLedger
-from .protocol import Call, CallResult, Guard, Run, Verdict
+from .protocol import Call, CallResult, Guard, Ruling, Run
 from .run_budget import fix_for
 
 KEY = "max_daily_cost_usd"
@@ -55,7 +55,7 @@ class DailyBudget(Guard):
     def limits(self) -> dict[str, float]:
         return {KEY: self.limit_usd}
 
-    def start(self, run: Run) -> Verdict | None:
+    def start(self, run: Run) -> Ruling | None:
         self._run_id = run.run_id
         try:
             refused = self.ledger.start_run(run.run_id, self.limit_usd)
@@ -63,7 +63,7 @@ class DailyBudget(Guard):
             if self.unreachable != "run" or not isinstance(self.ledger, PostgresLedger):
                 raise
             self._off, self._run_id = True, ""
-            return Verdict.warn(
+            return Ruling.warn(
                 f"the day ledger cannot be reached, and ledger_unreachable = 'run': this run is not "
                 f"counted against {KEY} ${self.limit_usd:g} ({exc})",
                 key=KEY,
@@ -78,7 +78,7 @@ class DailyBudget(Guard):
             if refused.tripped is not None
             else f"today's runs spent ${refused.spent_usd:.4f}"
         )
-        return Verdict.stop(
+        return Ruling.stop(
             "budget_exhausted",
             f"refused before it started: {why} of {KEY} ${self.limit_usd:g} ({self.ledger.location})",
             fix=fix_for(KEY),
@@ -88,7 +88,7 @@ class DailyBudget(Guard):
             ledger=self.ledger.location,
         )
 
-    def before_call(self, call: Call) -> Verdict | None:
+    def before_call(self, call: Call) -> Ruling | None:
         if call.cost_usd is None:
             raise unpriced(call.model, (KEY,))
         if self._off:
@@ -99,7 +99,7 @@ class DailyBudget(Guard):
             refused = self._renew(cost, today)
             if refused is not None:
                 held = refused.spent_usd + refused.reserved_usd
-                return Verdict.stop(
+                return Ruling.stop(
                     "budget_exhausted",
                     f"model call {call.index} may cost ${cost:.4f} and today's runs hold ${held:.4f} "
                     f"(spent ${refused.spent_usd:.4f}, reserved by runs in flight "
@@ -132,7 +132,7 @@ class DailyBudget(Guard):
         self._lease, self._lease_day = granted - flying, today
         return None
 
-    def after_call(self, call: Call, result: CallResult | None) -> Verdict | None:
+    def after_call(self, call: Call, result: CallResult | None) -> Ruling | None:
         if self._off:
             return None
         held = self._in_flight.pop(call.index, None)

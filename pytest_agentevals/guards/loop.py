@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..metrics.loops import ActionStream, LoopDetector, LoopHit
-from .protocol import Call, Guard, Verdict
+from .protocol import Call, Guard, Ruling
 
 
 class LoopGuard(Guard):
@@ -48,11 +48,11 @@ class LoopGuard(Guard):
             if hit is not None and self.hit is None:
                 self.hit = hit
 
-    def before_call(self, call: Call) -> Verdict | None:
+    def before_call(self, call: Call) -> Ruling | None:
         hit = self.hit
         if hit is None:
             return None
-        return Verdict.stop(
+        return Ruling.stop(
             "loop",
             f"{hit.rule}: {hit.description}",
             fix="change the harness or the prompt so the agent notices the loop; tune loop_repeat, "

@@ -1,6 +1,6 @@
 """The guards' pytest face: the `agentevals_budget` marker, checked at collection. A test's budget
-and guards are worked out by the shared glue (`faces.budget_for`, `faces.guards_for_item`), which the
-recorder, resume and marathon faces ask; the watchdog's hook is in `hooks.py`.
+and guards are worked out where its run is made (`runs.spec_for`, for the recorder, resume and
+marathon faces alike); the watchdog's hook is in `hooks.py`.
 
 ```python
 @pytest.mark.agentevals_budget(max_calls=40, max_cost_usd=0.5, stall_calls=10)
@@ -19,8 +19,9 @@ from collections.abc import Sequence
 import pytest
 
 from ..errors import ConfigError
-from ..faces import BUDGET_MARKER, budget_for
+from ..markers import marks_of
 from ..settings import Settings
+from ..settings.budgets import BUDGET_MARKER, with_marks
 
 
 class GuardsPlugin:
@@ -38,6 +39,6 @@ class GuardsPlugin:
             if item.get_closest_marker(BUDGET_MARKER) is None:
                 continue
             try:
-                budget_for(item, self.settings)
+                with_marks(self.settings.budget, marks_of(item, (BUDGET_MARKER,)))
             except ConfigError as exc:
                 raise pytest.UsageError(f"agentevals: {item.nodeid}: {exc}") from None

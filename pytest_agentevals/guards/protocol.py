@@ -60,7 +60,7 @@ class CallResult:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Ruling:
     """A guard's answer: stop the run (with the status its `run_end` gets), or report something.
 
     `details` are written into the `guard` event beside the reason (`key`, `limit`, `spent`...).
@@ -73,11 +73,11 @@ class Verdict:
     details: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def stop(cls, status: str, reason: str, *, fix: str = "", **details: Any) -> Verdict:
+    def stop(cls, status: str, reason: str, *, fix: str = "", **details: Any) -> Ruling:
         return cls("stop", reason, status, fix, details)
 
     @classmethod
-    def warn(cls, reason: str, **details: Any) -> Verdict:
+    def warn(cls, reason: str, **details: Any) -> Ruling:
         return cls("warn", reason, None, "", details)
 
 
@@ -101,7 +101,7 @@ class Run(Protocol):
 class Guard:
     """Base class of guards: every method does nothing, so a guard overrides only what it needs.
 
-    A guard stops a run by returning `Verdict.stop(...)`; any exception it raises ends the run as
+    A guard stops a run by returning `Ruling.stop(...)`; any exception it raises ends the run as
     `error` (an `AgentEvalsError` as itself, anything else as a `GuardError` with its traceback).
     Methods are called one at a time (the recorder serializes them), from the thread that makes the
     call.
@@ -113,17 +113,17 @@ class Guard:
         """The limits this guard enforces, by budget key: written to `run_start.budget`."""
         return {}
 
-    def start(self, run: Run) -> Verdict | None:
+    def start(self, run: Run) -> Ruling | None:
         """The run starts (its `run_start` is written); a stop here refuses the whole run."""
         return None
 
-    def before_call(self, call: Call) -> Verdict | None:
+    def before_call(self, call: Call) -> Ruling | None:
         """A model request is about to leave: None lets it go."""
         return None
 
-    def after_call(self, call: Call, result: CallResult | None) -> Verdict | None:
+    def after_call(self, call: Call, result: CallResult | None) -> Ruling | None:
         """The call came back (`result`), or never completed (None: refused, or the connection broke).
-        A verdict here can only report (`warn`); stops are decided before a call."""
+        A ruling here can only report (`warn`); stops are decided before a call."""
         return None
 
     def observe(self, event: Mapping[str, Any]) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..settings.budgets import COST_KEYS, Budget
 from .costs import unpriced
-from .protocol import Call, CallResult, Guard, Run, Verdict
+from .protocol import Call, CallResult, Guard, Ruling, Run
 
 # A call this many times the median size of the run's earlier calls is reported...
 OUTLIER_FACTOR = 10
@@ -75,13 +75,13 @@ class RunBudget(Guard):
         all_limits = self.budget.as_dict()
         return {key: all_limits[key] for key in (*_CALL_KEYS, *_RUN_KEYS) if key in all_limits}
 
-    def start(self, run: Run) -> Verdict | None:
+    def start(self, run: Run) -> Ruling | None:
         self._started = self._clock()
         return None
 
     # -- before and after a call ----------------------------------------------------------------
 
-    def before_call(self, call: Call) -> Verdict | None:
+    def before_call(self, call: Call) -> Ruling | None:
         budget = self.budget
         if self._cost_keys and call.cost_usd is None:
             raise unpriced(call.model, self._cost_keys)
@@ -145,17 +145,17 @@ class RunBudget(Guard):
         self._in_flight[call.index] = call
         return None
 
-    def after_call(self, call: Call, result: CallResult | None) -> Verdict | None:
+    def after_call(self, call: Call, result: CallResult | None) -> Ruling | None:
         if self._in_flight.pop(call.index, None) is None or result is None or not result.ok:
             return None  # a refused, broken or failed (429, 529...) call costs nothing
         self.calls += 1
         self.tokens += result.tokens
         self.cost_usd += result.cost_usd or 0.0
         size = result.tokens
-        verdict = None
+        ruling = None
         limit = self.budget.max_call_tokens
         if limit is not None and size > limit:
-            verdict = Verdict.warn(
+            ruling = Ruling.warn(
                 f"model call {call.index} used {size:,} tokens, over max_call_tokens {limit:,} "
                 f"(its estimate was {call.tokens:,})",
                 key="max_call_tokens",
@@ -165,7 +165,7 @@ class RunBudget(Guard):
         elif len(self._sizes) >= OUTLIER_MIN_CALLS:
             median = self._median()
             if median > 0 and size >= OUTLIER_FACTOR * median:
-                verdict = Verdict.warn(
+                ruling = Ruling.warn(
                     f"model call {call.index} used {size:,} tokens, {size / median:.0f}x the median "
                     f"({median:,.0f}) of the run's calls so far",
                     key="call_size",
@@ -173,7 +173,7 @@ class RunBudget(Guard):
                     median=median,
                 )
         bisect.insort(self._sizes, size)
-        return verdict
+        return ruling
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -198,5 +198,5 @@ class RunBudget(Guard):
         middle = n // 2
         return float(sizes[middle]) if n % 2 else (sizes[middle - 1] + sizes[middle]) / 2
 
-    def _stop(self, key: str, limit: float, reason: str, **details: Any) -> Verdict:
-        return Verdict.stop("budget_exhausted", reason, fix=fix_for(key), key=key, limit=limit, **details)
+    def _stop(self, key: str, limit: float, reason: str, **details: Any) -> Ruling:
+        return Ruling.stop("budget_exhausted", reason, fix=fix_for(key), key=key, limit=limit, **details)

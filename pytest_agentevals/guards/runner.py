@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import AgentEvalsError, GuardError, RunStopped, loud
 from ..trace.events import RUN_STATUSES
 from .costs import estimate_input_tokens, max_tokens_of, reserve_cost
-from .protocol import Call, CallResult, Guard, Run, Verdict
+from .protocol import Call, CallResult, Guard, Ruling, Run
 
 ModelCall = Callable[[str, str], bool]  # (method, url) -> whether the request is a model call
 
@@ -69,14 +69,14 @@ class GuardRunner:
             refused: AgentEvalsError | None = None
             cause: BaseException | None = None
             try:
-                verdict = guard.start(self._run)
+                ruling = guard.start(self._run)
             except Exception as exc:
-                refused, cause, verdict = self._fail(guard, exc), exc, None
+                refused, cause, ruling = self._fail(guard, exc), exc, None
             started.append(guard)
-            if verdict is not None and verdict.action == "stop":
-                refused = self._halt_with(guard, verdict)
-            elif verdict is not None:
-                self._event(guard, verdict)
+            if ruling is not None and ruling.action == "stop":
+                refused = self._halt_with(guard, ruling)
+            elif ruling is not None:
+                self._event(guard, ruling)
             if refused is not None:
                 for each in started:
                     with contextlib.suppress(Exception):
@@ -113,17 +113,17 @@ class GuardRunner:
             call = self._call_of(request)
             for guard in self.guards:
                 try:
-                    verdict = guard.before_call(call)
+                    ruling = guard.before_call(call)
                 except Exception as exc:
                     self._release(call)
                     error = self._fail(guard, exc)
                     raise loud(error) from (exc if error is not exc else None)
-                if verdict is None:
+                if ruling is None:
                     continue
-                if verdict.action == "stop":
+                if ruling.action == "stop":
                     self._release(call)
-                    raise loud(self._halt_with(guard, verdict))
-                self._event(guard, verdict)
+                    raise loud(self._halt_with(guard, ruling))
+                self._event(guard, ruling)
             self._in_flight[flight] = call
             request._agentevals_call = call
 
@@ -175,12 +175,12 @@ class GuardRunner:
                     del self._in_flight[flight]
             for guard in self.guards:
                 try:
-                    verdict = guard.after_call(call, result)
+                    ruling = guard.after_call(call, result)
                 except Exception as exc:
                     error = self._fail(guard, exc)
                     raise loud(error) from (exc if error is not exc else None)
-                if verdict is not None:  # after a call a guard can only report
-                    self._event(guard, Verdict.warn(verdict.reason, **verdict.details))
+                if ruling is not None:  # after a call a guard can only report
+                    self._event(guard, Ruling.warn(ruling.reason, **ruling.details))
 
     def _release(self, call: Call) -> None:
         """A call that will not leave: every guard gives back what it reserved for it."""
@@ -190,19 +190,19 @@ class GuardRunner:
 
     # -- stops, failures and their events -------------------------------------------------------
 
-    def _event(self, guard: Guard, verdict: Verdict, **extra: Any) -> None:
-        fields: dict[str, Any] = {"guard": guard.name, "action": verdict.action, "reason": verdict.reason}
-        if verdict.status is not None:
-            fields["status"] = verdict.status
-        fields.update({k: v for k, v in verdict.details.items() if k not in fields})
+    def _event(self, guard: Guard, ruling: Ruling, **extra: Any) -> None:
+        fields: dict[str, Any] = {"guard": guard.name, "action": ruling.action, "reason": ruling.reason}
+        if ruling.status is not None:
+            fields["status"] = ruling.status
+        fields.update({k: v for k, v in ruling.details.items() if k not in fields})
         fields.update(extra)
-        self._run.emit("guard", sync=verdict.action == "stop", **fields)
+        self._run.emit("guard", sync=ruling.action == "stop", **fields)
 
-    def _halt_with(self, guard: Guard, verdict: Verdict) -> RunStopped:
+    def _halt_with(self, guard: Guard, ruling: Ruling) -> RunStopped:
         """A guard stops the run: its event, its status for run_end; the error to raise."""
-        status = verdict.status if verdict.status in RUN_STATUSES else "budget_exhausted"
-        stop = RunStopped(status, guard.name, verdict.reason, verdict.fix)
-        self._event(guard, Verdict.stop(status, verdict.reason, **verdict.details))
+        status = ruling.status if ruling.status in RUN_STATUSES else "budget_exhausted"
+        stop = RunStopped(status, guard.name, ruling.reason, ruling.fix)
+        self._event(guard, Ruling.stop(status, ruling.reason, **ruling.details))
         self.halt = stop
         return stop
 
@@ -218,7 +218,7 @@ class GuardRunner:
             )
         self._event(
             guard,
-            Verdict.stop("error", str(error)),
+            Ruling.stop("error", str(error)),
             action="error",
             traceback="".join(traceback.format_exception(exc))[-4000:],
         )

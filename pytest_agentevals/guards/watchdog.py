@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .protocol import Call, CallResult, Guard, Run, Verdict
+from .protocol import Call, CallResult, Guard, Ruling, Run
 
 Ask = Callable[[Any, str], Any]
 
@@ -46,7 +46,7 @@ class Watchdog(Guard):
     def limits(self) -> dict[str, float]:
         return {"stall_calls": self.within}
 
-    def start(self, run: Run) -> Verdict | None:
+    def start(self, run: Run) -> Ruling | None:
         self._run = run
         return None
 
@@ -75,7 +75,7 @@ class Watchdog(Guard):
             return True
         return False
 
-    def before_call(self, call: Call) -> Verdict | None:
+    def before_call(self, call: Call) -> Ruling | None:
         if self.since < self.window:
             return None
         run = self._run
@@ -101,7 +101,7 @@ class Watchdog(Guard):
             self.window = self.within
             self.grace = None
             return None
-        return Verdict.stop(
+        return Ruling.stop(
             "stalled",
             reason,
             fix="report progress with pytest_agentevals.verification(..., progress=...), announce long "
@@ -111,7 +111,7 @@ class Watchdog(Guard):
             limit=self.window,
         )
 
-    def after_call(self, call: Call, result: CallResult | None) -> Verdict | None:
+    def after_call(self, call: Call, result: CallResult | None) -> Ruling | None:
         if result is not None and result.ok:
             self.since += 1
         return None

@@ -2,14 +2,16 @@
 
 `history/` is about test outcomes, not traffic: it never imports `recording/`.
 
-- `store` / `sqlite` / `backends`: the storage interface, its SQLite file (WAL, `BEGIN IMMEDIATE`),
-  and `open_store`, which picks the backend for a path;
-- `collector`: the pytest plugin object (xdist-aware: only the controller writes);
-- `outcome`: one reading of pytest's reports (a test's layer, what an attempt ended as), shared
+- `store` / `sqlite` / `postgres` / `memory` / `backends`: the storage interface, its SQLite file
+  (WAL, `BEGIN IMMEDIATE`), a PostgreSQL server shared by every CI job, an in-memory one for tests,
+  and `open_store`, which picks the backend for a path or URL;
+- `plugin`: the pytest face (xdist-aware: only the controller writes);
+- `attempts`: one reading of pytest's reports (a test's layer, what an attempt ended as), shared
   with the pyramid table;
+- `ci_env`: the commit and CI run outcomes are filed under (`resolve_commit`);
 - `junit` / `ingest`: CI results from JUnit XML, reruns included, idempotent;
-- `verdicts` / `stats` / `budgets` / `quarantine` / `analysis`: PASS / FAIL / FLAKY, Wilson
-  intervals, budget decisions;
+- `verdicts` / `budgets` / `quarantine` / `analysis`: PASS / FAIL / FLAKY per commit, budget
+  decisions over Wilson intervals (`pytest_agentevals.stats`);
 - `report`: terminal, JSON and Markdown.
 """
 
@@ -19,20 +21,32 @@ from .._lazy import attach
 
 if TYPE_CHECKING:
     from .analysis import FlakinessReport, analyze
+    from .attempts import Attempts, ReportedAttempt, tag_layer
     from .backends import open_store
     from .budgets import FLAKY_EXIT_CODE
-    from .model import Attempt, Source, StoredAttempt
+    from .ci_env import Commit, local_run_id, resolve_commit
+    from .model import ERROR, FAILED, PASSED, SKIPPED, Attempt, Source, StoredAttempt
     from .store import HistoryStore
 
 __all__ = [
+    "ERROR",
+    "FAILED",
     "FLAKY_EXIT_CODE",
+    "PASSED",
+    "SKIPPED",
     "Attempt",
+    "Attempts",
+    "Commit",
     "FlakinessReport",
     "HistoryStore",
+    "ReportedAttempt",
     "Source",
     "StoredAttempt",
     "analyze",
+    "local_run_id",
     "open_store",
+    "resolve_commit",
+    "tag_layer",
 ]
 
 __getattr__, __dir__ = attach(__name__, __file__)

@@ -145,7 +145,7 @@ def from_git(cwd: Path) -> Commit | None:
     return Commit(sha, None if branch == "HEAD" else branch, None, "git")
 
 
-def resolve(
+def resolve_commit(
     cwd: Path,
     env: Mapping[str, str],
     *,

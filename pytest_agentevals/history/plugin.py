@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import ConfigError, HistoryError
-from ..faces import Attempt as ReportedAttempt
-from ..faces import Attempts, is_worker, tag_layer
+from ..markers import is_worker
 from ..settings import Settings
 from . import quarantine
+from .attempts import Attempts, ReportedAttempt, tag_layer
 from .model import PYTEST, Attempt, Source
 from .variant import VARIANT_PROPERTY, canonical, from_properties, plain
 
@@ -155,7 +155,7 @@ class HistoryCollector:
                 ) from None
             self.problems.append(f"history not recorded: {exc}")
             return
-        commit = ci_env.resolve(
+        commit = ci_env.resolve_commit(
             self.config.rootpath, self.env, sha=self.settings.sha, run_id=self.settings.run_id
         )
         self.source = Source(

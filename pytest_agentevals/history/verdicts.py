@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from .stats import Interval, demonstrated_upper, wilson
+from ..stats import Interval, demonstrated_upper, wilson
 from .store import RunFinal, RunLayer, VerdictCount
 
 PASS: Final = "PASS"

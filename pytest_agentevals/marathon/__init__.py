@@ -20,7 +20,11 @@ from .._lazy import attach
 
 if TYPE_CHECKING:
     from ..settings.seeds import SeedSelection, parse_selection, planned_seeds
+    from .plan import SeedChoice, plan_seeds
     from .results import RESULTS_FILE, Plan, SeedResult, TornResultsWarning, append_result, read_results
+    from .rows import VerdictRow
+    from .run import SeedRun
+    from .tally import MarathonTally
     from .verdict import THRESHOLDS, Estimate, Judgement, Threshold, Verdict, judge
 
 __all__ = [
@@ -28,15 +32,20 @@ __all__ = [
     "THRESHOLDS",
     "Estimate",
     "Judgement",
+    "MarathonTally",
     "Plan",
+    "SeedChoice",
     "SeedResult",
+    "SeedRun",
     "SeedSelection",
     "Threshold",
     "TornResultsWarning",
     "Verdict",
+    "VerdictRow",
     "append_result",
     "judge",
     "parse_selection",
+    "plan_seeds",
     "planned_seeds",
     "read_results",
 ]

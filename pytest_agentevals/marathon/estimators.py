@@ -9,7 +9,7 @@
 - `mcnemar_exact(b, c)`: the two-sided exact McNemar test on discordant pairs;
 - `smallest_detectable_*`: the smallest effect n paired runs could detect (alpha 0.05, power 0.8).
 
-The Wilson interval of a rate is the history's (`history.stats.wilson`).
+The Wilson interval of a rate is the history's (`stats.wilson`, which the history shares).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import statistics
 import zlib
 from collections.abc import Sequence
 
-from ..history.stats import Z95, Interval, wilson
+from ..stats import Z95, Interval, wilson
 
 __all__ = [
     "RESAMPLES",

@@ -1,19 +1,23 @@
 """The marathon's plan: the `marathon` marker's keywords and their parsers (checked once at
 collection by the face's `MarkerSpec`; a mistake is a usage error naming the test and the keyword),
-the plan of seeds a checked marker asks for, and the reserve seeds `max_seeds` may call in."""
+the plan of seeds a checked marker asks for, the reserve seeds `max_seeds` may call in, and which
+seeds a session runs (`plan_seeds`: a pure function of the plans, the results kept from earlier
+sessions and the session's seed selection)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
 from ..settings.budgets import KEYS as BUDGET_KEYS
 from ..settings.budgets import check as check_budget
-from ..settings.seeds import extra_seeds, planned_seeds
+from ..settings.seeds import SeedSelection, extra_seeds, planned_seeds
 from ..trace.events import RUN_STATUSES
-from .results import Plan
-from .verdict import THRESHOLDS
+from .results import Plan, SeedResult
+from .verdict import THRESHOLDS, judge
 
 
 def _count(minimum: int) -> Any:
@@ -103,3 +107,40 @@ def reserve_of(plan: Plan) -> tuple[int, ...]:
     """The planned seeds and the reserve max_seeds may call in: every seed an item is made for."""
     extra = (plan.max_seeds or len(plan.seeds)) - len(plan.seeds)
     return (*plan.seeds, *extra_seeds(plan.seeds, extra))
+
+
+@dataclass(frozen=True)
+class SeedChoice:
+    """Which of a marathon test's collected seeds a session runs: `chosen` (the selection's share of
+    the active seeds; each a test), `active` (the planned seeds, the kept ones and the reserve the
+    stored verdict calls in; a collected seed outside them is not a test of this session), `partial`
+    (the selection left active seeds out) and `kept` (results at this commit from earlier sessions,
+    by seed: those seeds are skipped, their results kept)."""
+
+    chosen: frozenset[int]
+    active: frozenset[int]
+    partial: bool
+    kept: Mapping[int, SeedResult]
+
+    def expected(self) -> tuple[int, ...]:
+        """The seeds of this test the session runs or keeps, in order."""
+        return tuple(sorted(self.chosen))
+
+
+def plan_seeds(
+    test: str,
+    plan: Plan,
+    collected: Sequence[int],
+    stored: Iterable[SeedResult],
+    selection: SeedSelection | None,
+) -> SeedChoice:
+    """The seeds of `test` a session runs, from its `plan`, the seeds collected (in order), the results
+    stored at this commit and the session's seed selection (a CI job's share). Reserve seeds are
+    called in only when every planned seed has a kept result and their verdict asks for more."""
+    kept = {result.seed: result for result in stored if result.test == test}
+    active = set(plan.seeds) | set(kept)
+    if plan.max_seeds is not None and all(seed in kept for seed in plan.seeds):
+        active |= set(judge(test, kept.values(), plan=plan).grow)
+    ordered = [seed for seed in collected if seed in active]
+    chosen = set(selection.select(ordered) if selection is not None else ordered)
+    return SeedChoice(frozenset(chosen), frozenset(active), chosen != set(ordered), kept)

@@ -1,5 +1,5 @@
 """The marathon layer's pytest face: the `marathon` marker, the `agentevals_marathon` and `agentevals_seed`
-fixtures, and the hooks that hand off to the engine (`run.py`, `session.py`, `verdict.py`).
+fixtures, and the hooks that hand off to the engine (`run.py`, `tally.py`, `verdict.py`).
 Registered by `pytest_agentevals.plugin` with the run's settings.
 
 ```python
@@ -21,6 +21,7 @@ def test_refactor_marathon(agentevals_marathon):
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
@@ -29,27 +30,20 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import ConfigError
-from ..faces import (
-    BUDGET_MARKER,
-    VERDICTS_KEY,
-    MarkerSpec,
-    budget_for,
-    count_verdict,
-    declared_contract,
-    guards_for_item,
-    is_worker,
-)
-from ..hooks import AgentRun, ask_run_agent, warn_deprecated_spellings
+from ..hooks import AgentRun, ask_run_agent
+from ..markers import MarkerSpec, is_worker
+from ..runs import budget_for, opened, spec_for
 from ..settings import Settings
-from ..trace.naming import TRACE_PROPERTY
+from ..settings.budgets import BUDGET_MARKER
 from ..trace.terminal import safe
 
 if TYPE_CHECKING:  # the engine loads with the first marathon test of the session
-    from ..history import ci_env
+    from ..history import Commit
     from . import render
     from .results import Plan, SeedResult
+    from .rows import VerdictRow
     from .run import SeedRun
-    from .session import MarathonSession
+    from .tally import MarathonTally
     from .verdict import Verdict
 
 
@@ -78,7 +72,6 @@ class Seeding:
 
 
 SEEDING_KEY = pytest.StashKey[Seeding]()
-RUN_KEY = pytest.StashKey["SeedRun"]()
 CALL_KEY = pytest.StashKey[str]()  # the call phase's outcome
 RESULT_KEY = pytest.StashKey["SeedResult"]()
 
@@ -107,10 +100,11 @@ def seed_of(item: pytest.Item) -> int | None:
 class MarathonLayer:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.settings = settings
-        self.session: MarathonSession | None = None
+        self.tally: MarathonTally | None = None
         self.verdicts: list[Verdict] = []
+        self.rows: list[VerdictRow] = []
         self.problems: list[str] = []
-        self._commit: ci_env.Commit | None = None
+        self._commit: Commit | None = None
         self._stored: list[SeedResult] | None = None
         self._latest: list[SeedResult] | None = None
         self.config: pytest.Config | None = None
@@ -118,11 +112,11 @@ class MarathonLayer:
 
     # -- what every process needs: the commit, the results kept from earlier sessions -------------------
 
-    def commit(self, config: pytest.Config) -> ci_env.Commit:
+    def commit(self, config: pytest.Config) -> Commit:
         if self._commit is None:
-            from ..history import ci_env
+            from ..history import resolve_commit
 
-            self._commit = ci_env.resolve(
+            self._commit = resolve_commit(
                 config.rootpath, os.environ, sha=self.settings.sha, run_id=self.settings.run_id
             )
         return self._commit
@@ -211,8 +205,7 @@ class MarathonLayer:
             items.clear()
 
     def _seed(self, config: pytest.Config, items: list[pytest.Item], marked: list[pytest.Item]) -> None:
-        from .plan import plan_of
-        from .verdict import judge
+        from .plan import plan_of, plan_seeds
 
         plans: dict[str, Plan] = {}
         errors: list[str] = []
@@ -239,26 +232,20 @@ class MarathonLayer:
         stored = self.stored(config)
         dropped: list[pytest.Item] = []  # reserve seeds not called in: not tests of this session
         deselected: list[pytest.Item] = []
-        selection = self.settings.seeds
         for test, seeded in by_test.items():
             plan = plans[test]
-            kept = {r.seed: r for r in stored if r.test == test}
-            active = set(plan.seeds) | set(kept)
-            if plan.max_seeds is not None and all(seed in kept for seed in plan.seeds):
-                active |= set(judge(test, kept.values(), plan=plan).grow)
-            ordered = [seed for _, seed in seeded if seed in active]
-            chosen = set(selection.select(ordered) if selection is not None else ordered)
-            partial = chosen != set(ordered)
+            choice = plan_seeds(test, plan, [seed for _, seed in seeded], stored, self.settings.seeds)
             for item, seed in seeded:
-                if seed not in active:
+                if seed not in choice.active:
                     dropped.append(item)
-                elif seed not in chosen:
+                elif seed not in choice.chosen:
                     deselected.append(item)
                 else:
+                    kept = choice.kept.get(seed)
                     item.stash[SEEDING_KEY] = Seeding(
-                        test, seed, plan, tuple(sorted(chosen)), partial, kept.get(seed)
+                        test, seed, plan, choice.expected(), choice.partial, kept
                     )
-                    if seed in kept:
+                    if kept is not None:
                         item.add_marker(
                             pytest.mark.skip(
                                 reason=f"seed {seed} has a result at this commit from an earlier session: "
@@ -329,29 +316,36 @@ class MarathonLayer:
 
         settings = marked.settings
         name = trace_name(seeding.test, seeding.seed)
-        run = SeedRun(
-            test=seeding.test,
-            seed=seeding.seed,
-            task=marked.values.get("task"),
+        hooks = item.ihook  # the conftest.py files that apply to this test
+
+        def runner(run: SeedRun) -> Any:
+            agent_run = AgentRun("marathon", run.task, run, seed=run.seed, workspace=run.workspace)
+            return ask_run_agent(hooks.pytest_agentevals_run_agent, agent_run)
+
+        def resumer(point: Any) -> Any:
+            return hooks.pytest_agentevals_resume_agent(checkpoint=point)  # the resume layer's (firstresult)
+
+        spec = spec_for(
+            item,
+            settings,
+            markers=(BUDGET_MARKER, MARATHON.name),
             trace=settings.marathon_dir / name,
-            trace_name=name,
+            task=marked.values.get("task"),
+            seed=seeding.seed,
             workspace=request.getfixturevalue("tmp_path") / "workspace",
-            runner=_runner(item),
-            guards=guards_for_item(item, settings, markers=(BUDGET_MARKER, MARATHON.name)),
-            agent=getattr(item, "originalname", item.name),
-            settings=settings,
+            runner=runner,
+        )
+        spec = dataclasses.replace(spec, name=seeding.test)  # the test, without its seed
+        run = SeedRun(
+            spec,
+            trace_name=name,
             fail_on=marked.values.get("fail_on", ()),
             max_restarts=marked.values.get("max_restarts", 0),
-            resumer=_resumer(item),
-            contract=declared_contract(item),
+            resumer=resumer,
         )
-        item.stash[RUN_KEY] = run
-        item.user_properties.append((TRACE_PROPERTY, str(run.trace)))  # for the session's run report
-        run.start()
         try:
-            yield run
+            yield from opened(item, run)
         finally:
-            run.stop(failed=item.stash.get(CALL_KEY, "") == "failed")
             item.stash[RESULT_KEY] = run.result(
                 item.stash.get(CALL_KEY, "error"), plan=seeding.plan, commit=self.commit(item.config).sha
             )
@@ -370,7 +364,7 @@ class MarathonLayer:
             item.stash[CALL_KEY] = report.outcome
         elif report.when == "teardown":
             # The seed's last report carries its result, so under xdist it reaches the controller.
-            from .session import payload
+            from .tally import payload
 
             fresh = item.stash.get(RESULT_KEY, None)
             report.agentevals_marathon = payload(  # type: ignore[attr-defined]
@@ -391,30 +385,30 @@ class MarathonLayer:
         data = getattr(report, "agentevals_marathon", None)
         if not isinstance(data, dict) or (self.config is not None and is_worker(self.config)):
             return  # a worker: its reports carry every result to the controller, which writes
-        if self.session is None:
-            from ..history import ci_env
-            from .session import MarathonSession
+        if self.tally is None:
+            from ..history import local_run_id
+            from .tally import MarathonTally
 
             assert self.config is not None
             commit = self.commit(self.config)
-            self.session = MarathonSession(
+            self.tally = MarathonTally(
                 self.settings.marathon_dir,
                 commit=commit.sha,
                 branch=commit.branch,
-                run_id=commit.run_id or ci_env.local_run_id(),
+                run_id=commit.run_id or local_run_id(),
             )
-        self.session.receive(data)
+        self.tally.receive(data)
 
     @pytest.hookimpl(tryfirst=True)  # before the run report is written: it shows the verdicts
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.session is None or not self.session.tests:
+        if self.tally is None or not self.tally.tests:
             return
         from . import render
 
-        self.verdicts = self.session.verdicts()
-        session.config.stash[VERDICTS_KEY] = render.verdict_rows(self.verdicts)
-        self.problems = list(self.session.problems)
+        self.verdicts = self.tally.verdicts()
         folder = self.settings.marathon_dir
+        self.rows = render.verdict_rows(self.verdicts, _trace_finder(folder))
+        self.problems = list(self.tally.problems)
         for verdict in self.verdicts:
             counted = render.session_outcome(verdict, _trace_finder(folder))
             if counted is not None:
@@ -423,8 +417,12 @@ class MarathonLayer:
         if failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
+    def pytest_agentevals_verdicts(self, config: pytest.Config) -> list[VerdictRow]:
+        """The session's marathon verdicts, as the report's rows (after the session finished)."""
+        return self.rows
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.session is None or not (self.verdicts or self.problems):
+        if self.tally is None or not (self.verdicts or self.problems):
             return
         from . import render
 
@@ -437,9 +435,9 @@ class MarathonLayer:
                 terminalreporter.write_line(line, **({colour: True} if colour else {}))
         for problem in self.problems:
             terminalreporter.write_line(f"agentevals: {problem}", red=True)
-        session = self.session
-        kept = f"; {session.kept} kept from an earlier session at this commit" if session.kept else ""
-        terminalreporter.write_line(f"results: {session.results_path} ({session.appended} new{kept})")
+        tally = self.tally
+        kept = f"; {tally.kept} kept from an earlier session at this commit" if tally.kept else ""
+        terminalreporter.write_line(f"results: {tally.results_path} ({tally.appended} new{kept})")
         failing = [verdict.test for verdict in self.verdicts if verdict.fails]
         if failing:
             terminalreporter.write_line(
@@ -449,33 +447,56 @@ class MarathonLayer:
             )
 
 
-def _runner(item: pytest.Item) -> Any:
-    hook = item.ihook.pytest_agentevals_run_agent  # the conftest.py files that apply to this test
+# -- a verdict counted in the session's outcome -----------------------------------------------------
 
-    def runner(task: Any, run: SeedRun) -> Any:
-        warn_deprecated_spellings(hook)
-        result = ask_run_agent(hook, AgentRun("marathon", task, run, seed=run.seed, workspace=run.workspace))
-        if result is None:
-            from .run import NoRunner
-
-            raise NoRunner(
-                f"{run.test} seed {run.seed}: no pytest_agentevals_run_agent hook started the agent on the "
-                f"task {task!r}: add `def pytest_agentevals_run_agent(run): ...` to a conftest.py that, when "
-                'run.layer == "marathon", starts your agent with run.seed and returns its result (see '
-                "docs/marathon.md)"
-            )
-        return result
-
-    return runner
+FAILED = "failed"  # as `rows.FAILED`: the engine's word, read here without loading the engine
 
 
-def _resumer(item: pytest.Item) -> Any:
-    hook = item.ihook.pytest_agentevals_resume_agent  # the resume layer's hook (firstresult)
+@dataclass(frozen=True)
+class _Crash:
+    path: str
+    lineno: int | None
+    message: str
 
-    def resume(point: Any) -> Any:
-        return hook(checkpoint=point)
 
-    return resume
+@dataclass(frozen=True)
+class VerdictRepr:
+    """A marathon verdict as a report's longrepr: its lines, in red, and the first as the short
+    summary's message (pytest reads `reprcrash.message`)."""
+
+    lines: tuple[str, ...]
+    reprcrash: _Crash
+
+    def toterminal(self, tw: Any) -> None:
+        for line in self.lines:
+            tw.line(line, red=True)
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines)
+
+
+def count_verdict(config: pytest.Config, test: str, outcome: str, lines: Sequence[str]) -> None:
+    """Count a marathon verdict in the session's outcome as pytest counts a test's: one below its bar
+    is a failed report (the summary line says `1 failed`, in red, and the short summary lists it with
+    the metric and its interval), an inconclusive one is counted as `inconclusive` (yellow), never as
+    passed. The seeds' own items keep their outcomes: each did its job, the verdict is over them.
+
+    Called where reports arrive (a plain session, or the xdist controller) before the terminal
+    summary; the pyramid table reads the same outcomes from the verdict rows (`VerdictRow.counts`)."""
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    if terminal is None:
+        return
+    path, _, name = test.partition("::")
+    longrepr = VerdictRepr(tuple(lines), _Crash(path, None, lines[0].strip() if lines else test))
+    report = pytest.TestReport(
+        nodeid=test,
+        location=(path, None, name or test),
+        keywords={},
+        outcome="failed" if outcome == FAILED else "passed",
+        longrepr=longrepr if outcome == FAILED else None,  # type: ignore[arg-type]  # a TerminalRepr's shape
+        when="call",
+    )
+    terminal.stats.setdefault(outcome, []).append(report)
 
 
 def _trace_finder(folder: Any) -> render.TracePath:

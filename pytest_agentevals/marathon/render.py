@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..report.verdicts import VerdictRow
 from ..settings.seeds import describe
 from ..trace.naming import safe_name
 from ..trace.terminal import safe
 from .results import SeedResult
+from .rows import VerdictRow
 from .verdict import ABOVE, BELOW, INCONCLUSIVE, MET, METRICS, Estimate, Judgement, Verdict, format_value
 
 TracePath = Callable[[SeedResult], Path | None]  # where a result's trace is on this machine
@@ -264,10 +264,13 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def verdict_rows(verdicts: Sequence[Verdict]) -> list[VerdictRow]:
-    """The run report's marathon slot: one row per bar a test set, named by the test."""
+def verdict_rows(verdicts: Sequence[Verdict], trace_of: TracePath | None = None) -> list[VerdictRow]:
+    """The run report's marathon slot: one row per bar a test set, named by the test, each with how
+    the test's verdict counts in the session (`session_outcome`)."""
     rows: list[VerdictRow] = []
     for verdict in verdicts:
+        counted = session_outcome(verdict, trace_of or (lambda result: None))
+        counts = counted[0] if counted is not None else None
         name = verdict.test.rsplit("::", 1)[-1]
         if len(verdict.commits) == 1 and len(verdicts) > 1 and verdict.commits[0]:
             name += f" @ {verdict.commits[0][:8]}"
@@ -286,12 +289,10 @@ def verdict_rows(verdicts: Sequence[Verdict]) -> list[VerdictRow]:
                     low=_finite(estimate.low),
                     high=_finite(estimate.high),
                     threshold=judgement.threshold.describe(judgement.bar),
-                    verdict="pass"
-                    if judgement.verdict == MET
-                    else "fail"
-                    if judgement.failed
-                    else "inconclusive",
+                    verdict=judgement.verdict,
                     note="; ".join(notes),
+                    test=verdict.test,
+                    counts=counts,
                 )
             )
     return rows

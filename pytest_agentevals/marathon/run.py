@@ -1,15 +1,16 @@
 """One seed's run of a marathon test: the state machine behind the `agentevals_marathon` fixture, with no
-pytest in it.
+pytest in it. It follows the one run lifecycle (`lifecycle.py`):
 
 ```python
-run = SeedRun(test="t.py::test_x", seed=3, task={"tasks": 8}, trace=path, workspace=folder,
-              runner=lambda task, run: my_agent(task["tasks"], seed=run.seed), guards=guards)
+spec = RunSpec("t.py::test_x", seed=3, task={"tasks": 8}, trace=path, workspace=folder, guards=guards,
+               runner=lambda run: my_agent(run.task["tasks"], seed=run.seed))
+run = SeedRun(spec)
 run.start()                     # the recorder: this seed's trace, under its budgets and watchdog
 try:
     run.run_agent()             # the runner on the seeded task; a guard's stop is the run's status
 finally:
-    run.stop(failed=False)      # the trace's run_end
-result = run.result("passed", commit=...)  # its metrics, as a line of the results file
+    run.close(failed=False)     # the trace's run_end
+result = run.result("passed", plan=plan, commit=...)  # its metrics, as a line of the results file
 ```
 
 The seed reaches the agent twice: as `run.seed`, and inside a dict task as `task["seed"]` (the shape
@@ -27,18 +28,17 @@ budget.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import AgentEvalsError, CheckpointError, RunStopped
-from ..guards.protocol import Guard
+from ..lifecycle import RunSpec
 from ..metrics import compute_file
-from ..recording.factory import recorder_for
-from ..resume.boot import ResumePoint, resume_point_from_trace
-from ..settings import Settings
+from ..recording import Recorder
+from ..resume import ResumePoint, resume_point_from_trace
 from .results import Plan, SeedResult, now
 
-Runner = Callable[[Any, "SeedRun"], Any]  # (task, run) -> the agent's result; raises NoRunner if none
 Resumer = Callable[[ResumePoint], Any]  # a checkpoint -> the resumed agent's result; None if none resumed
 
 
@@ -65,34 +65,35 @@ def seeded_task(task: Any, seed: int) -> Any:
 
 
 class SeedRun:
-    """One seed of a marathon test (see the module docstring). `runner(task, run)` starts the agent;
-    `guards` are the run's budgets, watchdog and loop guard."""
+    """One seed of a marathon test (see the module docstring). From `spec`: the test it belongs to
+    (`name`), its `seed`, the `task` (the seed is added to a dict task), `trace`, `workspace`, the
+    `guards` (its budgets, watchdog and loop guard), `contract`, `settings` and `runner(run)`, which
+    starts the agent. `trace_name` is the trace relative to the results file's folder; a run ending
+    with a status in `fail_on` fails; a crash restarts from the last checkpoint up to `max_restarts`
+    times, through `resumer`."""
+
+    layer = "marathon"
 
     def __init__(
         self,
+        spec: RunSpec,
         *,
-        test: str,
-        seed: int,
-        task: Any,
-        trace: Path,
-        workspace: Path,
-        runner: Runner | None = None,
-        guards: Sequence[Guard] = (),
-        agent: str = "agent",
-        settings: Settings | None = None,
         trace_name: str | None = None,
         fail_on: Sequence[str] = (),
         max_restarts: int = 0,
         resumer: Resumer | None = None,
-        contract: Mapping[str, Any] | None = None,
     ) -> None:
-        self.test = test
-        self.seed = seed
-        self.task = seeded_task(task, seed)
-        self.trace = Path(trace)
+        if spec.seed is None or spec.trace is None or spec.workspace is None:
+            raise AgentEvalsError(
+                f"{spec.name}: a marathon seed needs a seed, a trace and a workspace (RunSpec)"
+            )
+        self.test = spec.name
+        self.seed = spec.seed
+        self.spec = replace(spec, task=seeded_task(spec.task, spec.seed))
+        self.task = self.spec.task
+        self.trace = Path(spec.trace)
         self.trace_name = trace_name  # the trace, relative to the results file's folder
-        self.workspace = Path(workspace)
-        self.runner = runner
+        self.workspace = Path(spec.workspace)
         self.fail_on = tuple(fail_on)
         self.max_restarts = max_restarts
         self.resumer = resumer
@@ -101,9 +102,7 @@ class SeedRun:
         self.refused = False  # a guard refused the run before it began (the day's budget was spent)
         self.result_of_agent: Any = None
         self.crash: BaseException | None = None  # what ended the run when the agent raised
-        self.recorder = recorder_for(
-            self.trace, settings, agent=agent, seed=seed, task=self.task, contract=contract, guards=guards
-        )
+        self.recorder = Recorder.for_spec(self.spec)
 
     # -- life cycle ------------------------------------------------------------------------------------
 
@@ -122,13 +121,10 @@ class SeedRun:
         """Start the agent on the seeded task through the runner and return its result. A guard's stop
         (`RunStopped`) ends the run with the guard's status and returns None; any other exception is
         the run's crash, raised."""
-        if self.runner is None:
-            raise NoRunner(f"{self.test} seed {self.seed}: no runner to start the agent with")
         if self.refused:
             self._check_status()
             return None
-        runner = self.runner
-        attempt: Callable[[], Any] = lambda: runner(self.task, self)  # noqa: E731
+        attempt: Callable[[], Any] = self._start_agent
         while True:
             try:
                 self.result_of_agent = attempt()
@@ -146,6 +142,17 @@ class SeedRun:
         self._check_status()
         return self.result_of_agent
 
+    def _start_agent(self) -> Any:
+        result = self.spec.runner(self) if self.spec.runner is not None else None
+        if result is None:
+            raise NoRunner(
+                f"{self.test} seed {self.seed}: no pytest_agentevals_run_agent hook started the agent on the "
+                f"task {self.task!r}: add `def pytest_agentevals_run_agent(run): ...` to a conftest.py that, "
+                'when run.layer == "marathon", starts your agent with run.seed and returns its result (see '
+                "docs/marathon.md)"
+            )
+        return result
+
     def _restart(self, crash: Exception) -> Callable[[], Any]:
         """The next attempt after `crash`: from the trace's last checkpoint through the resumer, or
         from the start before the run's first checkpoint. Raises the crash when it cannot be."""
@@ -156,9 +163,7 @@ class SeedRun:
             self._note("restarting from the start (no checkpoint yet)", reason, None)
             self.workspace = workspace
             self.workspace.mkdir(parents=True, exist_ok=True)
-            runner = self.runner
-            assert runner is not None
-            return lambda: runner(self.task, self)
+            return self._start_agent
         if self.resumer is None:
             self._note("not restarted: nothing resumes a checkpoint", reason, None)
             raise crash
@@ -205,7 +210,13 @@ class SeedRun:
                 f"fail_on={self.fail_on!r} fails its item (the verdict over the seeds counts it either way)"
             )
 
-    def stop(self, *, failed: bool = False) -> None:
+    def finish(self, error: BaseException | None) -> None:
+        """The agent's part is over: a crash was kept by `run_agent`; `fail_on` was checked there."""
+
+    def section(self) -> str | None:
+        return None
+
+    def close(self, failed: bool = False) -> None:
         """End the trace: with the run's own status (the harness's `end`, a guard's), else `error` for
         a crash, `failed` when the test failed, `ok` otherwise."""
         recorder = self.recorder

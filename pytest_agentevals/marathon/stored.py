@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import MarathonError
-from ..report.verdicts import VerdictRow
 from . import render
 from .merge import gather
 from .results import SeedResult, results_in
+from .rows import VerdictRow
 from .verdict import Verdict, group, judge, pooled_duplicates
 
 

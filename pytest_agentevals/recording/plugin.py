@@ -1,5 +1,5 @@
-"""The recorder's pytest face: the `agentevals_recorder` fixture, which records the current test's run,
-and the one hook that tells the recorder a test failed. Registered by `pytest_agentevals.plugin`.
+"""The recorder's pytest face: the `agentevals_recorder` fixture, which records the current test's run.
+Registered by `pytest_agentevals.plugin`; its lifecycle is every layer's (`runs.py`).
 
 ```python
 def test_agent_finishes(agentevals_recorder):
@@ -10,13 +10,17 @@ def test_agent_finishes(agentevals_recorder):
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..hooks import AgentRun, ask_run_agent
+from ..runs import opened, spec_for
 from ..settings import Settings
 
-CALL_FAILED_KEY = pytest.StashKey[bool]()
+if TYPE_CHECKING:  # the recorder loads with the first test that asks for it
+    from .recorder import Recorder
 
 
 class RecordingPlugin:
@@ -24,40 +28,27 @@ class RecordingPlugin:
         self.settings = settings
 
     @pytest.fixture
-    def agentevals_recorder(self, request: pytest.FixtureRequest) -> Iterator[object]:
+    def agentevals_recorder(self, request: pytest.FixtureRequest) -> Iterator[Recorder]:
         """Records the current test's run into `<trace_dir>/<test id>.trace.jsonl`.
 
         Recording is on from setup to teardown: model calls through httpx/httpx2, `@tool` calls and
         harness events all land in the test's trace. A test's trace from an earlier session is
-        replaced. The run is guarded by the configured budget and the test's `agentevals_budget`
-        marker, and its contract holds what the `pytest_agentevals_contract()` hooks declare.
+        replaced; a test that fails ends its trace `failed`. The run is guarded by the configured
+        budget and the test's `agentevals_budget` marker, and its contract holds what the
+        `pytest_agentevals_contract()` hooks declare. `run_agent()` starts the agent through the
+        `pytest_agentevals_run_agent(run)` hooks (`run.layer == "record"`), for a test that does not
+        call it itself.
         """
-        from ..faces import declared_contract, guards_for_item
-        from ..trace.naming import TRACE_PROPERTY, trace_path_for
-        from .factory import recorder_for
+        from ..trace.naming import trace_path_for
+        from .recorder import Recorder
 
         item = request.node
         path = trace_path_for(item.nodeid, self.settings.trace_dir)
         path.unlink(missing_ok=True)
-        item.user_properties.append((TRACE_PROPERTY, str(path)))
-        recorder = recorder_for(
-            path,
-            self.settings,
-            agent=item.name,
-            guards=guards_for_item(item, self.settings),
-            contract=declared_contract(item),
-        )
-        with recorder:
-            yield recorder
-            if recorder.status is None and item.stash.get(CALL_FAILED_KEY, False):
-                recorder.end("failed")
+        hook = item.ihook.pytest_agentevals_run_agent
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(
-        self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        report: pytest.TestReport = yield
-        if report.when == "call" and report.failed:
-            # Read by the fixture at teardown: a recorded test that failed ends its trace as "failed".
-            item.stash[CALL_FAILED_KEY] = True
-        return report
+        def runner(recorder: Any) -> Any:
+            return ask_run_agent(hook, AgentRun("record", recorder.spec.task, recorder))
+
+        spec = spec_for(item, self.settings, trace=path, agent=item.name, runner=runner)
+        yield from opened(item, Recorder.for_spec(spec))

@@ -20,10 +20,11 @@ from pathlib import Path
 
 from ..errors import AgentEvalsError, RunStopped
 from ..guards.protocol import Guard
+from ..lifecycle import RunSpec
 from ..settings import Settings
 from ..settings.argv import Command, Program
 from ..trace.summary import TraceSummary, summarize
-from .factory import recorder_for
+from .recorder import Recorder
 
 
 def run(program: Program, root: Path | None = None) -> int:
@@ -144,13 +145,17 @@ def record_program(
     entered around a Python program (the model endpoint its subprocesses are pointed at)."""
     new_trace(output)
     task = {"argv": program.argv} if isinstance(program, Program) else {"command": list(program.argv)}
-    recorder = recorder_for(
-        output,
-        settings,
+    spec = RunSpec(
+        name=program.label,
         agent=agent or program.stem,
-        seed=seed,
         task=task,
-        guards=guards,
+        seed=seed,
+        trace=output,
+        guards=tuple(guards),
+        settings=settings,
+    )
+    recorder = Recorder.for_spec(
+        spec,
         http=runner is None,
         require_model_call=True,  # a program that called no model was likely not pointed at one
     )

@@ -15,10 +15,11 @@ from types import TracebackType
 from typing import Any
 
 from .. import contract
-from ..errors import RecordingError, RunStopped
+from ..errors import AgentEvalsError, RecordingError, RunStopped
 from ..guards.prices import PriceTable
 from ..guards.protocol import Guard
 from ..guards.runner import OBSERVED, GuardRunner
+from ..lifecycle import RunSpec
 from ..trace.events import NO_MODEL_CALLS, NO_MODEL_CALLS_REASON, RUN_STATUSES, TRACE_VERSION, Event
 from ..trace.writer import TraceWriter
 from ..workspace.snapshot import Snapshotter
@@ -62,7 +63,10 @@ class _RecordingCassette:
 
 
 class Recorder:
-    """Records a run into a trace file. Use as a context manager, or `start()` and `stop()`.
+    """Records a run into a trace file. Use as a context manager, or `start()` and `stop()`; or, as
+    every layer's run does, through the one lifecycle (`lifecycle.py`): `Recorder.for_spec(spec)`,
+    `start()`, `run_agent()`, `finish(error)`, `close(failed)` — what the `agentevals_recorder` fixture
+    does around its test.
 
     `task` is the run's initial task (what a replay needs to start the agent again); `contract`
     adds what the harness declares about its environment (fixture hashes, prompt versions...).
@@ -94,6 +98,15 @@ class Recorder:
         watch_workspace: bool = True,
     ) -> None:
         self.path = Path(path)
+        self.spec = RunSpec(
+            name=str(self.path),
+            agent=agent,
+            task=task,
+            seed=seed,
+            trace=self.path,
+            guards=tuple(guards),
+            contract=dict(contract or {}),
+        )
         self.require_model_call = require_model_call
         self.resumed_from = dict(resumed_from) if resumed_from is not None else None
         self.agent = agent
@@ -118,6 +131,30 @@ class Recorder:
         self._bodies = BodyDecoder()
         self.guarding = GuardRunner(guards, self, self._bodies.decode, is_messages_call)
         self._last_checkpoint: int | None = None
+
+    layer = "record"  # what `AgentRun.layer` says when this run's `run_agent()` asks the hook
+
+    @classmethod
+    def for_spec(cls, spec: RunSpec, **run: Any) -> Recorder:
+        """The recorder of a run: `spec.trace`, its agent, task, seed, contract and guards, and its
+        settings' contract packages and price table; `run` holds what else is this recording's own
+        (`resumed_from`, `require_model_call`, `secrets`...)."""
+        if spec.trace is None:
+            raise RecordingError(f"{spec.name}: a recording needs a trace path (RunSpec.trace)")
+        if spec.settings is not None:
+            run.setdefault("packages", spec.settings.contract_packages)
+            run.setdefault("prices", spec.settings.prices)
+        recorder = cls(
+            spec.trace,
+            agent=spec.agent,
+            seed=spec.seed,
+            task=spec.task,
+            contract=spec.contract,
+            guards=spec.guards,
+            **run,
+        )
+        recorder.spec = spec
+        return recorder
 
     # -- life cycle ------------------------------------------------------------------------------
 
@@ -223,6 +260,33 @@ class Recorder:
             writer.write(end)
             writer.close()
             self._writer = None
+
+    # -- the run lifecycle (lifecycle.py) ----------------------------------------------------------
+
+    def run_agent(self) -> Any:
+        """Start the agent on this recording's task through `spec.runner` (in pytest, the
+        `pytest_agentevals_run_agent(run)` hooks, with `run.layer == "record"`); its result."""
+        if self.spec.runner is not None:
+            result = self.spec.runner(self)
+            if result is not None:
+                return result
+        raise AgentEvalsError(
+            f"{self.spec.name}: nothing started the agent for this recording: run it in the test itself, "
+            "or add a `def pytest_agentevals_run_agent(run): ...` hook to a conftest.py that starts it "
+            'when run.layer == "record" and returns its result (see docs/trace-format.md)'
+        )
+
+    def finish(self, error: BaseException | None) -> None:
+        """The agent's part is over: nothing to judge here (a guard's stop is in the trace already)."""
+
+    def close(self, failed: bool = False) -> None:
+        """End the recording: `failed` (the test failed) is its status unless one was set."""
+        if failed and self.status is None and self._writer is not None:
+            self.end("failed")
+        self.stop()
+
+    def section(self) -> str | None:
+        return None
 
     def __enter__(self) -> Recorder:
         return self.start()

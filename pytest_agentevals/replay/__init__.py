@@ -12,10 +12,11 @@ if TYPE_CHECKING:
     from .engine import MODES, Replayer
     from .index import RequestIndex, incoming_request, shape_key
     from .loader import load_cassette
+    from .matching import answers_at_sdk, serving_at_sdk, what_changed
     from .normalize import Folds, Normalizer
     from .profiles import CLAUDE_CODE, PROFILES, Client, Pin, Profile, client_of, profile_for
     from .report import Divergence, ReplayDivergenceWarning, ReplayReport
-    from .session import ReplaySession
+    from .run import ReplayRun
     from .tools import RecordedToolError
 
 __all__ = [
@@ -33,15 +34,18 @@ __all__ = [
     "RecordedToolError",
     "ReplayDivergenceWarning",
     "ReplayReport",
-    "ReplaySession",
+    "ReplayRun",
     "Replayer",
     "RequestIndex",
     "ToolRecord",
+    "answers_at_sdk",
     "client_of",
     "incoming_request",
     "load_cassette",
     "profile_for",
+    "serving_at_sdk",
     "shape_key",
+    "what_changed",
 ]
 
-__getattr__, __dir__ = attach(__name__, __file__)
+__getattr__, __dir__ = attach(__name__, __file__, deprecated={"ReplaySession": "ReplayRun"})

@@ -89,6 +89,9 @@ class Replayer:
     Requests are compared strictly, except for what declared rules fold (`normalize.py`): the
     profile of the client that made the recording, when one covers it (`profile="auto"`; the Claude
     Code CLI's, `profiles.py`), and the user's `normalize` rules. Every fold is in `report.folds`.
+
+    `before_serve(request)` is asked of every request (vcrpy's) before it is matched, and may raise
+    to refuse it: a resumed leg's guards see its replayed calls as they see live ones.
     """
 
     def __init__(
@@ -106,6 +109,7 @@ class Replayer:
         normalize: Sequence[Rule] = (),
         profile: str = "auto",
         via: str = "sdk",
+        before_serve: Callable[[Any], None] | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"replay mode {mode!r} is not one of {', '.join(MODES)}")
@@ -114,6 +118,7 @@ class Replayer:
         if via not in VIA_CHOICES:
             raise ValueError(f"replay via {via!r} is not one of {', '.join(VIA_CHOICES)}")
         self.via = via
+        self.before_serve = before_serve
         self.cassette = cassette if isinstance(cassette, Cassette) else load_cassette(cassette, from_step)
         self.mode = mode
         self.packages = tuple(packages)
@@ -276,6 +281,8 @@ class Replayer:
         return self._decide(request)
 
     def _decide(self, vcr_request: Any) -> dict[str, Any] | None:
+        if self.before_serve is not None:
+            self.before_serve(vcr_request)  # e.g. a resumed leg's guards: a replayed call passes them too
         head = canonical_request(vcr_request.method, vcr_request.uri, None)
         route = (head["method"], head["path"].split("?", 1)[0])
         is_model = is_messages_call(head["method"], vcr_request.uri)

@@ -9,31 +9,52 @@ def test_fix_bug(agentevals_replay):
     assert result.ok
 ```
 
-The marker, `@pytest.mark.replay(cassette=None, *, mode=, from_step=, record=, task=)`, is checked at
-collection (`REPLAY`, a `MarkerSpec`). A bare marker replays the test's own cassette, and fails
-before the test body runs when there is none to replay. The replay is checked when the test
-function returns, so a divergence fails the test itself, with the replay's message.
+The marker, `@pytest.mark.replay(cassette=None, *, replay_mode=, from_step=, record=, task=)`, is
+checked at collection (`REPLAY`, a `MarkerSpec`). A bare marker replays the test's own cassette, and
+fails before the test body runs when there is none to replay. The replay is checked when the test
+function returns (the one run lifecycle, `runs.py`), so a divergence fails the test itself, with
+the replay's message.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import warnings
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..errors import CassetteError
-from ..faces import MarkerSpec, anything, near_miss, step_number, text_or_path
-from ..hooks import AgentRun, ask_run_agent, warn_deprecated_spellings
+from ..errors import CassetteError, ConfigError
+from ..hooks import AgentRun, ask_run_agent
+from ..markers import MarkerSpec, near_miss
+from ..runs import opened, spec_for
 from ..settings import Settings
+from ..settings.budgets import Budget
 from . import names as cassette_names
 
 if TYPE_CHECKING:  # the engine loads with the first replay of the session
-    from .session import ReplaySession
+    from .run import ReplayRun
+
+
+def text_or_path(where: str, raw: Any) -> Any:
+    if isinstance(raw, str) and raw.strip():
+        return raw
+    if isinstance(raw, os.PathLike):
+        return raw
+    raise ConfigError(where, f"{raw!r} is not a name or a path", "give a cassette name or a file path")
+
+
+def step_number(where: str, raw: Any) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+        raise ConfigError(where, f"{raw!r} is not a step number", "give an int >= 0")
+    return raw
+
+
+def anything(where: str, raw: Any) -> Any:
+    return raw
+
 
 REPLAY = MarkerSpec(
     "replay",
@@ -41,14 +62,13 @@ REPLAY = MarkerSpec(
     keywords={"cassette": text_or_path, "from_step": step_number, "task": anything},
     settings=("mode", "record"),
 )
-SESSION_KEY = pytest.StashKey["ReplaySession"]()
 
 
 class ReplayLayer:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.settings = settings
 
-    # -- sessions ----------------------------------------------------------------------------------
+    # -- runs ------------------------------------------------------------------------------------
 
     def own_cassette(self, item: pytest.Item) -> Path:
         """The test's own cassette (what a bare marker replays)."""
@@ -56,86 +76,58 @@ class ReplayLayer:
         test = f"{cls.__name__}.{item.name}" if cls is not None else item.name
         return cassette_names.own_cassette(self.settings.cassette_dir, getattr(item, "path", None), test)
 
-    def session_for(self, item: pytest.Item, settings: Settings) -> ReplaySession:
-        from .session import ReplaySession
+    def run_for(
+        self, item: pytest.Item, settings: Settings, cassette: Path | None = None, **start: Any
+    ) -> ReplayRun:
+        """The test's replay: of `cassette` (None: the one it is called with later), its agent
+        started through the `pytest_agentevals_run_agent(run)` hooks."""
+        from .run import ReplayRun
 
         # Every conftest's runner is asked (each declines a task not its own with None): a cassette
         # collected from outside the collected folders has no conftest of its own to ask (item.ihook).
         hook = item.config.hook.pytest_agentevals_run_agent
 
-        def runner(task: Any, session: ReplaySession) -> Any:
-            warn_deprecated_spellings(hook)
-            seed = session.cassette.run_start.get("seed") if session.path is not None else None
-            run = AgentRun(
-                "replay",
-                task,
-                session,
-                seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
-                cassette=session.path,
-            )
-            return ask_run_agent(hook, run)
+        def runner(run: ReplayRun) -> Any:
+            seed = run.cassette.run_start.get("seed") if run.path is not None else None
+            seeded = seed if isinstance(seed, int) and not isinstance(seed, bool) else None
+            return ask_run_agent(hook, AgentRun("replay", run.task, run, seed=seeded, cassette=run.path))
 
-        session = ReplaySession(
-            settings,
-            name=item.nodeid,
-            agent=item.name,
+        return ReplayRun(
+            spec_for(item, settings, budget=Budget(), agent=item.name, runner=runner),
+            cassette=cassette,
             own=self.own_cassette(item),
             record_hint=(
                 f"record it with `pytest {item.nodeid!r} --agentevals-record=once`, copy an incident in "
                 "with `agentevals promote TRACE --name NAME`, or check the name in @pytest.mark.replay(...)"
             ),
             rerecord=f"pytest {item.nodeid!r} --agentevals-record=all",
-            runner=runner,
             inactive=_inactive_hint(item),
+            **start,
         )
-        item.stash[SESSION_KEY] = session
-        return session
-
-    def report(self, item: pytest.Item, session: ReplaySession) -> None:
-        """The replay's report section; a warning for a sequential replay that diverged, and one for
-        a contract drift that `contract_tolerate` let through (a tolerance is never silent)."""
-        from ..contract import ContractDriftWarning, table
-        from ..trace.terminal import safe
-        from .report import ReplayDivergenceWarning
-
-        replayer = session.replayer
-        if replayer is None:
-            return
-        item.add_report_section("call", "agentevals replay", replayer.report.text())
-        if replayer.report.divergences:
-            warnings.warn(ReplayDivergenceWarning(replayer.report.text(limit=3)), stacklevel=1)
-        if replayer.report.tolerated:
-            where = session.path or item.nodeid
-            warnings.warn(
-                ContractDriftWarning(
-                    safe(
-                        f"{where}: the contract drifted, tolerated by contract_tolerate:\n"
-                        + table(replayer.report.tolerated)
-                    )
-                ),
-                stacklevel=1,
-            )
 
     # -- the fixture ---------------------------------------------------------------------------------
 
     @pytest.fixture
-    def agentevals_replay(self, request: pytest.FixtureRequest) -> Iterator[ReplaySession]:
+    def agentevals_replay(self, request: pytest.FixtureRequest) -> Iterator[ReplayRun]:
         """The test's replay: started from `@pytest.mark.replay(...)`, or by calling the fixture with a
         cassette name or any trace file. Checked when the test function returns."""
         item = request.node
         marked = REPLAY.of(item)
-        session = self.session_for(item, marked.settings if marked is not None else self.settings)
-        try:
-            if marked is not None:
-                if "agentevals_recorder" in request.fixturenames:
-                    # The test's own trace must see the replayed exchanges: its recorder starts first.
-                    request.getfixturevalue("agentevals_recorder")
-                name = marked.values.get("cassette")
-                path = self.own_cassette(item) if name is None else self._resolve(name)
-                session.start(path, from_step=marked.values.get("from_step"), task=marked.values.get("task"))
-            yield session
-        finally:
-            session.close()
+        if marked is None:
+            yield from opened(item, self.run_for(item, self.settings))
+            return
+        if "agentevals_recorder" in request.fixturenames:
+            # The test's own trace must see the replayed exchanges: its recorder starts first.
+            request.getfixturevalue("agentevals_recorder")
+        name = marked.values.get("cassette")
+        run = self.run_for(
+            item,
+            marked.settings,
+            self.own_cassette(item) if name is None else self._resolve(name),
+            from_step=marked.values.get("from_step"),
+            task=marked.values.get("task"),
+        )
+        yield from opened(item, run)
 
     @pytest.fixture(autouse=True)
     def _agentevals_replay_marker(self, request: pytest.FixtureRequest) -> None:
@@ -146,26 +138,7 @@ class ReplayLayer:
     def _resolve(self, name: str | os.PathLike[str]) -> Path:
         return cassette_names.resolve(name, self.settings.cassette_dir, self.settings.rootdir)
 
-    # -- hooks -----------------------------------------------------------------------------------------
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        session = item.stash.get(SESSION_KEY, None)
-        try:
-            result = yield
-        except BaseException as exc:
-            if session is not None:
-                try:
-                    session.finish(exc)
-                finally:
-                    self.report(item, session)
-            raise
-        if session is not None:
-            try:
-                session.finish(None)
-            finally:
-                self.report(item, session)
-        return result
+    # -- collection ---------------------------------------------------------------------------------
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> CassetteFile | None:
         if not self.settings.collect_cassettes or not self._is_cassette(file_path):
@@ -265,19 +238,17 @@ class CassetteItem(pytest.Item):
         self.add_marker(pytest.mark.replay(str(self.path)))
 
     def runtest(self) -> None:
+        # The one lifecycle, as a fixture's run goes through it: started here, finished when the call
+        # phase ends (runs.RunPhases), closed at teardown. A cassette that cannot be read fails here.
         _check_readable(self.path)
-        session = self.layer.session_for(self, dataclasses.replace(self.layer.settings, record="none"))
-        try:
-            session.start(self.path)
-            try:
-                session.run_agent()
-            except BaseException as exc:
-                session.finish(exc)
-                raise
-            session.finish(None)
-        finally:
-            self.layer.report(self, session)
-            session.close()
+        run = self.layer.run_for(self, dataclasses.replace(self.layer.settings, record="none"), self.path)
+        self._phases = opened(self, run)
+        next(self._phases).run_agent()
+
+    def teardown(self) -> None:
+        phases = getattr(self, "_phases", None)
+        if phases is not None:
+            phases.close()
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"replay of {self.path.name}"

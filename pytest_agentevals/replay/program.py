@@ -1,5 +1,5 @@
 """Replaying a program (`agentevals replay TRACE script.py [args]`): the program runs in this process
-with the recorded model and tool responses, through the same `ReplaySession` as a pytest replay,
+with the recorded model and tool responses, through the same `ReplayRun` as a pytest replay,
 and, when asked, its replayed run is recorded into a trace of its own."""
 
 from __future__ import annotations
@@ -10,14 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AgentEvalsError, ReplayDivergence, StaleCassette, UnrecordedRequest
+from ..lifecycle import RunSpec
+from ..recording import Recorder
 from ..recording import program as programs
-from ..recording.factory import recorder_for
 from ..settings import Settings
 from ..settings.argv import Command, Program
 from ..trace.terminal import safe
 from .loader import load_cassette
 from .report import ReplayReport
-from .session import ReplaySession
+from .run import ReplayRun
 
 # A run that diverged (or met a request it cannot answer) exits 1, like a failing test.
 DIVERGED = 1
@@ -69,26 +70,24 @@ def replay_program(
     if output is not None and output.exists():
         # Appending a second run to a trace would corrupt it; overwriting would lose the first.
         raise AgentEvalsError(f"{output} exists; choose another -o or move it away")
-    session = ReplaySession(
-        settings,
-        name=trace,
-        agent=program.stem,
+    cassette = load_cassette(trace, from_step)
+    spec = RunSpec(str(trace), agent=program.stem, task=cassette.task, trace=output, settings=settings)
+    session = ReplayRun(
+        spec,
+        cassette=cassette,
         record_hint="record it: pytest --agentevals-record=once, or `agentevals record`; or check the name",
         rerecord=f"agentevals record -o NEW.trace.jsonl {program.command}",
         check_contract=check_contract,
     )
-    cassette = load_cassette(trace, from_step)
     # The replayed run's own trace sees the replayed exchanges: its recorder starts first.
-    recorder = (
-        recorder_for(output, settings, agent=program.stem, task=cassette.task) if output is not None else None
-    )
+    recorder = Recorder.for_spec(spec) if output is not None else None
     code = 0
     failure = crash = None
     try:
         if recorder is not None:
             recorder.start()
         try:
-            session.start(cassette)
+            session.start()
             try:
                 if runner is not None:
                     code = runner()

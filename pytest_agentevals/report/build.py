@@ -14,11 +14,11 @@ from pathlib import Path
 
 from ..errors import ReportError
 from ..fileio import make_folders, write_atomic
+from ..marathon import VerdictRow
 from . import secrets
 from .html import render_page
 from .markdown import summary_markdown
 from .run import RunView, read_run
-from .verdicts import VerdictRow
 
 TRACE_SUFFIX = ".trace.jsonl"
 FORMATS = ("html", "markdown")

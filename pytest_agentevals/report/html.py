@@ -21,13 +21,14 @@ from importlib import resources
 from typing import Any
 
 from .. import __version__
+from ..marathon import VerdictRow
 from ..metrics import ContextWindows
 from . import charts, header, numbers
 from .charts import Budgets, Mark, XScale
 from .downsample import CallBuckets, ProgressBuckets, bucket_calls, bucket_progress, series_json
 from .run import RunView
 from .transcript import StepRecord, Text
-from .verdicts import VerdictRow, verdicts_html
+from .verdicts import verdicts_html
 
 # The whole texts behind a transcript's previews, in characters, for the page: past it, the records
 # with the most text keep their previews only.

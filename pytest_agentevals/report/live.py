@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TraceError, TraceFormatError
+from ..marathon import VerdictRow
 from ..trace.reader import TraceTail
 from . import numbers, secrets
 from .build import default_title, trace_files
 from .html import Fragment, draw, json_for_script, overview, render_page, run_data, run_section
 from .run import RunReading, RunView
-from .verdicts import VerdictRow
 
 SILENT_AFTER = 60.0  # seconds without growth before a run that has not ended is called silent
 POLL_MS = 1000  # how often the page asks for updates

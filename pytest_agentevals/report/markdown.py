@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..marathon import VerdictRow
 from . import numbers
 from .markdown_text import cell
 from .run import RunView
-from .verdicts import VerdictRow, verdicts_markdown
+from .verdicts import verdicts_markdown
 
 
 def summary_markdown(runs: Sequence[RunView], *, title: str, verdicts: Sequence[VerdictRow] = ()) -> str:

@@ -1,7 +1,7 @@
 """The report's pytest faces: what a person reads of a session.
 
 - `PyramidSummary`: the pyramid table at the end of a run — per layer, outcomes and time spent. A
-  test's layer and what each attempt ended as are read as the history reads them (`faces.Attempts`):
+  test's layer and what each attempt ended as are read as the history reads them (`history.attempts`):
   the last attempt of a rerun test decides, and a quarantined test counts as what it really did.
 - `OurFailures`: a failure of ours (every layer's) reads message first, without the SDK's and our
   frames (`failure.py`).
@@ -9,9 +9,9 @@
   recorded when it ends. A test that records a trace carries it as a user property
   (`trace.naming.TRACE_PROPERTY`), which its reports take from an xdist worker to the
   controller; the controller, the only writer of shared files, writes the report at the end of the
-  session, with the marathon verdicts over the seeds when the session ran marathon tests
-  (`VERDICTS_KEY`). A report that cannot be written (a trace that is not one, a key-shaped string in
-  it) is said in the terminal summary; it never hides the tests' own outcome.
+  session, with the marathon verdicts over the seeds when the session ran marathon tests (the
+  `pytest_agentevals_verdicts` hook). A report that cannot be written (a trace that is not one, a
+  key-shaped string in it) is said in the terminal summary; it never hides the tests' own outcome.
 
 Each hands off to the engine (`build.py`, `failure.py`) when it first has something to do.
 """
@@ -26,19 +26,15 @@ from typing import Any
 import pytest
 
 from ..errors import AgentEvalsError
-from ..faces import (
-    VERDICT_FAILED,
-    VERDICT_INCONCLUSIVE,
-    VERDICT_OUTCOMES_KEY,
-    VERDICTS_KEY,
-    Attempt,
-    Attempts,
-    is_worker,
-)
-from ..history.model import PASSED, SKIPPED
+from ..history import PASSED, SKIPPED, Attempts, ReportedAttempt
+from ..hooks import verdicts_of
+from ..markers import is_worker
 from ..settings import Settings
 from ..settings.layers import LAYER_NAMES
 from ..trace.naming import TRACE_PROPERTY
+
+# How a marathon's verdict counts in the session (`marathon.rows`): below its bar, or undecided.
+FAILED, UNDECIDED = "failed", "inconclusive"
 
 
 class OurFailures:
@@ -87,8 +83,7 @@ class SessionReport:
 
         traces = [Path(path) for path in self.traces if Path(path).is_file()]
         try:
-            verdicts = session.config.stash.get(VERDICTS_KEY, [])
-            report = build_report(traces, verdicts=verdicts, allow_empty=True)
+            report = build_report(traces, verdicts=verdicts_of(session.config), allow_empty=True)
             size = write_report(report, self.path, root=self.rootdir)
         except AgentEvalsError as exc:
             self.outcome = (False, f"agentevals report: not written: {exc}")
@@ -135,7 +130,7 @@ class PyramidSummary:
         if attempt is not None:
             self._count(attempt)
 
-    def _count(self, attempt: Attempt) -> None:
+    def _count(self, attempt: ReportedAttempt) -> None:
         layer = attempt.layer
         if layer is None:
             return
@@ -154,9 +149,11 @@ class PyramidSummary:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for attempt in self._attempts.unfinished():  # e.g. a crashed xdist worker's last test
             self._count(attempt)
-        verdicts = self.config.stash.get(VERDICT_OUTCOMES_KEY, []) if self.config is not None else []
-        below = sum(outcome == VERDICT_FAILED for _, outcome in verdicts)
-        undecided = sum(outcome == VERDICT_INCONCLUSIVE for _, outcome in verdicts)
+        counted = (
+            {row.test: row.counts for row in verdicts_of(self.config)} if self.config is not None else {}
+        )
+        below = sum(counts == FAILED for counts in counted.values())
+        undecided = sum(counts == UNDECIDED for counts in counted.values())
         marathon = self.tallies["marathon"]
         marathon.failed += below  # a verdict below its bar is a failure of the marathon layer
         if not any(tally.total for tally in self.tallies.values()):

@@ -1,48 +1,16 @@
-"""The marathon section's slot: verdicts over seeds, one row per metric, in the HTML page and in the
-markdown summary. The marathon layer hands its verdict rows to `build_report(..., verdicts=rows)`;
-with none, the section is left out. A row from JSON (a results file) is read with `from_json`.
+"""The marathon section's slot: verdicts over seeds, one row per bar (the marathon's `VerdictRow`,
+in its own words), in the HTML page and in the markdown summary. The session's rows come from the
+`pytest_agentevals_verdicts` hook and are handed to `build_report(..., verdicts=rows)`; with none,
+the section is left out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from html import escape
-from typing import Any
 
+from ..marathon import VerdictRow
 from .markdown_text import cell
-
-VERDICTS = ("pass", "fail", "inconclusive")
-
-
-@dataclass(frozen=True)
-class VerdictRow:
-    """One metric's verdict over a marathon's seeds: its value over `n` seeds with a 95% interval
-    [`low`, `high`], the threshold it is held to, and `pass`, `fail` (the whole interval on the wrong
-    side) or `inconclusive`."""
-
-    metric: str
-    n: int
-    value: float | None
-    low: float | None = None
-    high: float | None = None
-    threshold: str = ""  # as a person reads it: ">= 0.80"
-    verdict: str = "inconclusive"
-    note: str = ""
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> VerdictRow:
-        verdict = str(data.get("verdict", "inconclusive"))
-        return cls(
-            metric=str(data.get("metric", "?")),
-            n=int(data.get("n", 0)),
-            value=_number(data.get("value")),
-            low=_number(data.get("low")),
-            high=_number(data.get("high")),
-            threshold=str(data.get("threshold") or ""),
-            verdict=verdict if verdict in VERDICTS else "inconclusive",
-            note=str(data.get("note") or ""),
-        )
 
 
 def verdicts_html(rows: Sequence[VerdictRow]) -> str:
@@ -75,7 +43,7 @@ def verdicts_markdown(rows: Sequence[VerdictRow]) -> str:
         "|---|---:|---:|---:|---|---|",
     ]
     for row in rows:
-        verdict = row.verdict.upper() if row.verdict != "pass" else "pass"
+        verdict = row.verdict.upper() if row.verdict != "met" else "met"
         lines.append(
             f"| {cell(row.metric)} | {row.n} | {_value(row.value)} | {_interval(row)} | "
             f"{cell(row.threshold)} | **{verdict}**{' ' + cell(row.note) if row.note else ''} |"
@@ -91,7 +59,3 @@ def _interval(row: VerdictRow) -> str:
     if row.low is None or row.high is None:
         return "n/a"
     return f"{row.low:.3g} to {row.high:.3g}"
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

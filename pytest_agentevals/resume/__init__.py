@@ -5,7 +5,7 @@ is the face (registered by the plugin). See docs/resume.md.
     fixture, _ = extract("run.trace.jsonl", 120, "after-compaction", Path("fixtures"))
     fixture = open_fixture("after-compaction", Path("fixtures"))
     fixture.check_contract(declared={"db.schema": 3})          # ContractDrift on a drift
-    session = ResumeSession(fixture, workspace=..., trace=..., runner=start_my_agent).boot()
+    leg = ResumeRun(RunSpec("leg", trace=..., workspace=..., runner=start_my_agent), fixture).start()
     point = resume_point_from_trace(Path("run.trace.jsonl"), "latest", workspace)  # a live run's own
 """
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .fixture import FORMAT_VERSION, Fixture
     from .phase import Phase
     from .restore import Entry
-    from .session import ResumeSession
+    from .run import ResumeRun
     from .store import names, open_fixture
     from .until import Condition, Until
 
@@ -35,7 +35,7 @@ __all__ = [
     "Fixture",
     "Phase",
     "ResumePoint",
-    "ResumeSession",
+    "ResumeRun",
     "Until",
     "extract",
     "names",
@@ -43,4 +43,6 @@ __all__ = [
     "resume_point_from_trace",
 ]
 
-__getattr__, __dir__ = attach(__name__, __file__)
+__getattr__, __dir__ = attach(
+    __name__, __file__, deprecated={"ResumeSession": "pytest_agentevals.resume.run:resume_session"}
+)

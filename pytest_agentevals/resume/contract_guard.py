@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..contract import Drift, Tolerance, compare_request, enforce, is_request_key, request_contract, table
-from ..guards.protocol import Call, Guard, Verdict
+from ..guards.protocol import Call, Guard, Ruling
 
 
 class ContractGuard(Guard):
@@ -39,7 +39,7 @@ class ContractGuard(Guard):
         self.checked = False
         self.drifts: list[Drift] = []
 
-    def before_call(self, call: Call) -> Verdict | None:
+    def before_call(self, call: Call) -> Ruling | None:
         if self.checked or self.policy == "skip" or not self.recorded:
             return None
         self.checked = True
@@ -47,7 +47,7 @@ class ContractGuard(Guard):
         if not self.drifts:
             return None
         enforce(self.drifts, self.policy, self.where, self.fixture)
-        return Verdict.warn(
+        return Ruling.warn(
             "the first model request drifted from the checkpoint's contract:\n" + table(self.drifts),
             keys=[drift.key for drift in self.drifts],
         )

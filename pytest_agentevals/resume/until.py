@@ -14,7 +14,7 @@ with `>=` or `>` and a number: `progress>=0.6`, `gain>0.1`, `calls>=20`. Progres
 the max so far, as `metrics` computes it.
 
 The `Until` guard watches the leg's events (`observe`) and, once the condition holds, answers the next
-model request with `Verdict.stop("ok", ...)`: the request does not leave, a `guard` event (`guard:
+model request with `Ruling.stop("ok", ...)`: the request does not leave, a `guard` event (`guard:
 until`, `status: ok`) says why, `RunStopped` (status `ok`) reaches the harness like any guard's stop,
 and the run ends `ok`. The resume layer takes that stop as the leg's normal end (`phase.until_reached`),
 whether the harness lets it through or catches it.
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
-from ..guards.protocol import Call, Guard, Verdict
+from ..guards.protocol import Call, Guard, Ruling
 from ..metrics.progress import progress_of
 from ..trace.totals import http_ok, is_model_call
 
@@ -97,10 +97,10 @@ class Until(Guard):
             step = event.get("step")
             self.reached_at = step if isinstance(step, int) else self.calls
 
-    def before_call(self, call: Call) -> Verdict | None:
+    def before_call(self, call: Call) -> Ruling | None:
         if self.reached_at is None:
             return None
-        return Verdict.stop(
+        return Ruling.stop(
             "ok",
             f"{self.condition} reached at step {self.reached_at} of the leg (progress "
             f"{self.progress:.3g}): the leg is over",

@@ -2,7 +2,9 @@
 (`resolve.py`: CLI > marker > `[tool.agentevals]` > default), and the value types the options
 parse — budgets, seed selections, contract tolerances, normalization rules, a program's argv — and
 the pyramid's layers.
-Nothing here imports an engine, a face or pytest: every part of the package may read settings.
+Nothing here imports an engine or a face, and only the settings' own pytest face (`plugin.py`:
+the options and their resolution at configure) imports pytest: every part of the package may read
+settings.
 """
 
 from .normalize import Rule, rules

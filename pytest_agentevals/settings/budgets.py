@@ -178,6 +178,28 @@ def parse_assignments(where: str, items: Iterable[str]) -> dict[str, str]:
     return out
 
 
+# The marker that sets a test's budget alone; a layer's marker (resume, marathon) may carry budget
+# keywords beside its own.
+BUDGET_MARKER = "agentevals_budget"
+Mark = tuple[str, tuple[Any, ...], Mapping[str, Any]]  # a marker: its name, positional, keyword arguments
+
+
+def with_marks(budget: Budget, marks: Iterable[Mark]) -> Budget:
+    """`budget` with the budget keywords of `marks` applied in their order (the farthest first, so a
+    function's marker wins over its class's and its module's). Keywords of a layer's marker that are
+    not budget keys are left to the layer; `agentevals_budget` takes budget keys only."""
+    for name, args, kwargs in marks:
+        if name == BUDGET_MARKER and args:
+            raise ConfigError(
+                f"@pytest.mark.{BUDGET_MARKER}",
+                "takes keywords only",
+                "write e.g. agentevals_budget(max_calls=40)",
+            )
+        keywords = dict(kwargs) if name == BUDGET_MARKER else split_keywords(kwargs)[0]
+        budget = budget.with_keywords(keywords, f"@pytest.mark.{name}")
+    return budget
+
+
 def split_keywords(keywords: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """A marker's keywords split into budget keys and the rest (a layer's own arguments)."""
     budget = {key: value for key, value in keywords.items() if key in KEYS}

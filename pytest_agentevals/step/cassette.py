@@ -19,9 +19,7 @@ from ..errors import StaleGolden, loud
 from ..guards.prices import PriceTable
 from ..recording import exchange
 from ..recording.recorder import current_recorder
-from ..replay import diff, sdk, staleness
-from ..replay.cassette import Interaction
-from ..replay.index import RequestIndex, incoming_request
+from ..replay import Interaction, RequestIndex, answers_at_sdk, incoming_request, what_changed
 from ..settings import RECORD_MODES
 from ..trace.canonical import scrubbed_canonical
 from ..trace.scrub import Scrubber
@@ -94,7 +92,7 @@ class StepCassette:
         if current_recorder() is not None:
             return None  # a recorder around the case writes what goes over HTTP
         expected = self._index.next_unused()
-        if expected is None or not sdk.answers(expected, path, body, prepare):
+        if expected is None or not answers_at_sdk(expected, path, body, prepare):
             return None
         self._index.mark_used(expected)
         self._calls += 1
@@ -137,14 +135,10 @@ class StepCassette:
                 "run the step cases once with --agentevals-record=new where the model is reachable, and "
                 "commit the *.decisions.trace.jsonl beside the goldens file",
             )
-        found = diff.request_differences(expected.canonical, canonical)
-        body, recorded_body = canonical.get("body"), expected.canonical.get("body")
-        summary: list[str] = []
-        if isinstance(body, dict) and isinstance(recorded_body, dict):
-            summary = staleness.request_contract_differences(recorded_body, body)
-        lines = [f"    - {line}" for line in summary]
-        lines.append(f"    - first difference in {diff.where(found, body)}:")
-        lines.append("    " + diff.render_differences(found, limit=3).replace("\n", "\n    "))
+        changed = what_changed(expected.canonical, canonical)
+        first = next(i for i, line in enumerate(changed) if line.startswith("first difference in "))
+        lines = [f"    - {line}" for line in changed[: first + 1]]
+        lines.extend(f"    {line}" for line in changed[first + 1 :])
         return StaleGolden(
             self.label,
             f"is stale: {which} changed since its decision was recorded, and {why}.\n  what changed:\n"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import GoldenError
-from ..faces import is_worker
+from ..markers import is_worker
 from ..settings import Settings
 
 if TYPE_CHECKING:  # the engine loads with the first goldens file collected or case run

@@ -4,13 +4,13 @@ or recorded, then check it. Knows nothing of pytest."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..guards.prices import PriceTable
 from ..recording.patching import patched
-from ..replay import sdk
+from ..replay import serving_at_sdk
 from .case import StepCase
 from .cassette import StepCassette
 from .decision import Decision
@@ -46,7 +46,7 @@ def run_case(
     request with `via="http"`, goes through vcrpy's patching to the cassette, which answers, records
     or refuses it."""
     cassette = StepCassette(label or case.label, recorded, mode, prices)
-    at_sdk = _served_at_sdk(cassette) if via == "sdk" else contextlib.nullcontext()
+    at_sdk = serving_at_sdk(cassette.serve) if via == "sdk" else contextlib.nullcontext()
     with patched(cassette, cassette.label), at_sdk:
         try:
             decision = Decision.of(decide(case))
@@ -57,12 +57,3 @@ def run_case(
         outcome = case.expect.check(decision, judge)
         cassette.raise_if_stale()  # the judge's own call
     return CaseRun(case, decision, outcome, cassette)
-
-
-@contextlib.contextmanager
-def _served_at_sdk(cassette: StepCassette) -> Iterator[None]:
-    uninstall = sdk.install(cassette.serve)
-    try:
-        yield
-    finally:
-        uninstall()

@@ -19,7 +19,7 @@ from typing import Any
 from ..contract import environment_contract
 from ..errors import GoldenError, TraceError
 from ..fileio import atomic_path
-from ..replay.cassette import Interaction
+from ..replay import Interaction
 from ..trace.events import TRACE_VERSION
 from ..trace.reader import TornTraceWarning, TraceReader
 from ..trace.totals import RunTotals

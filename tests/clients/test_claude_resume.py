@@ -63,11 +63,11 @@ TOLERATE = ["system_sha256"]
 
 
 @pytest.mark.resume("claude-at-1", max_calls=6, tolerate=TOLERATE)
-def test_the_cli_goes_on_from_the_checkpoint(agentevals_checkpoint):
-    assert (agentevals_checkpoint.workspace / "hello.txt").is_file()  # written before the checkpoint
-    done = agentevals_checkpoint.run_agent()
+def test_the_cli_goes_on_from_the_checkpoint(agentevals_resume):
+    assert (agentevals_resume.workspace / "hello.txt").is_file()  # written before the checkpoint
+    done = agentevals_resume.run_agent()
     assert done.returncode == 0, done.stdout + done.stderr
-    phase = agentevals_checkpoint.phase
+    phase = agentevals_resume.phase
     assert phase.status == "ok" and phase.calls >= 1
     first = next(e for e in read_trace(phase.trace) if e["type"] == "model_call")
     sent = [block for message in first["request"]["body"]["messages"]
@@ -79,11 +79,11 @@ def test_the_cli_goes_on_from_the_checkpoint(agentevals_checkpoint):
 
 
 @pytest.mark.resume("claude-at-1", max_calls=1, tolerate=TOLERATE)
-def test_a_budget_stops_the_resumed_cli(agentevals_checkpoint):
+def test_a_budget_stops_the_resumed_cli(agentevals_resume):
     with pytest.raises(RunStopped) as stopped:
-        agentevals_checkpoint.run_agent()
+        agentevals_resume.run_agent()
     assert stopped.value.status == "budget_exhausted"
-    assert agentevals_checkpoint.phase.calls == 1
+    assert agentevals_resume.phase.calls == 1
 
 
 @pytest.mark.marathon(seeds=[3], min_pass_rate=0.5)

@@ -71,30 +71,30 @@ from pytest_agentevals import RunStopped
 
 
 @pytest.mark.resume("node-at-2", max_calls=5)
-def test_the_next_leg_runs_live(agentevals_checkpoint):
-    done = agentevals_checkpoint.run_agent()
+def test_the_next_leg_runs_live(agentevals_resume):
+    done = agentevals_resume.run_agent()
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "Summary written to summary.txt."
-    assert (agentevals_checkpoint.workspace / "summary.txt").read_text() == {upper!r}
-    assert agentevals_checkpoint.phase.calls == 2
-    assert agentevals_checkpoint.phase.status == "ok"
+    assert (agentevals_resume.workspace / "summary.txt").read_text() == {upper!r}
+    assert agentevals_resume.phase.calls == 2
+    assert agentevals_resume.phase.status == "ok"
 
 
 @pytest.mark.resume("node-at-2", mode="replayed")
-def test_the_next_leg_replays_offline(agentevals_checkpoint):
-    done = agentevals_checkpoint.run_agent()
+def test_the_next_leg_replays_offline(agentevals_resume):
+    done = agentevals_resume.run_agent()
     assert done.returncode == 0, done.stderr
-    assert (agentevals_checkpoint.workspace / "summary.txt").read_text() == {upper!r}
-    assert agentevals_checkpoint.phase.calls == 2
+    assert (agentevals_resume.workspace / "summary.txt").read_text() == {upper!r}
+    assert agentevals_resume.phase.calls == 2
 
 
 @pytest.mark.resume("node-at-2", max_calls=1)
-def test_a_budget_stops_the_resumed_leg(agentevals_checkpoint):
+def test_a_budget_stops_the_resumed_leg(agentevals_resume):
     with pytest.raises(RunStopped) as stopped:
-        agentevals_checkpoint.run_agent()
+        agentevals_resume.run_agent()
     assert stopped.value.status == "budget_exhausted"
-    assert agentevals_checkpoint.phase.calls == 1
-    assert agentevals_checkpoint.phase.status == "budget_exhausted"
+    assert agentevals_resume.phase.calls == 1
+    assert agentevals_resume.phase.status == "budget_exhausted"
 
 
 @pytest.mark.marathon(seeds=2, min_pass_rate=0.5)

@@ -13,7 +13,7 @@ import pytest
 
 import pytest_agentevals as ae
 from pytest_agentevals import ConfigError, GuardError, RunStopped
-from pytest_agentevals.guards import Budget, RunBudget, Verdict, Watchdog, guards_for
+from pytest_agentevals.guards import Budget, Ruling, RunBudget, Watchdog, guards_for
 from pytest_agentevals.sim import Fault, Reply, SimServer
 
 from ..guard_support import MODEL, Clock, Spy, chat, events_of, guard_events, kinds
@@ -460,7 +460,7 @@ def test_a_guard_that_fails_at_start_refuses_the_run_cleanly(tmp_path: Path) -> 
     class Broken(ae.Guard):
         name = "broken"
 
-        def start(self, run: Any) -> Verdict | None:
+        def start(self, run: Any) -> Ruling | None:
             raise RuntimeError("cannot start")
 
     path = tmp_path / "broken.trace.jsonl"
@@ -477,11 +477,11 @@ def test_a_user_guard_can_warn_and_stop(tmp_path: Path) -> None:
     class NoHaiku(ae.Guard):
         name = "no-haiku"
 
-        def before_call(self, call: Any) -> Verdict | None:
+        def before_call(self, call: Any) -> Ruling | None:
             if call.index == 2:
-                return Verdict.warn("second call", seen=call.index)
+                return Ruling.warn("second call", seen=call.index)
             if call.index == 3:
-                return Verdict.stop("escalated", "a person must look", fix="ask the on-call")
+                return Ruling.stop("escalated", "a person must look", fix="ask the on-call")
             return None
 
     path = tmp_path / "user.trace.jsonl"

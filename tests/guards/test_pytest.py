@@ -232,8 +232,8 @@ def test_a_layer_turns_its_marker_keywords_into_a_budget(pytester: pytest.Pytest
     pytester.makeconftest(
         """
 import pytest
-from pytest_agentevals.faces import budget_for
-from pytest_agentevals.faces import settings_of
+from pytest_agentevals.runs import budget_for
+from pytest_agentevals.settings.plugin import settings_of
 
 @pytest.fixture
 def layer_budget(request):

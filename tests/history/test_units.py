@@ -12,10 +12,10 @@ import pytest
 from pytest_agentevals.errors import ConfigError
 from pytest_agentevals.history import ci_env, quarantine
 from pytest_agentevals.history.budgets import BREACH, NOT_ENOUGH_DATA, OK, WARN, decide
-from pytest_agentevals.history.stats import demonstrated_upper, wilson
 from pytest_agentevals.history.store import RunFinal, RunLayer, VerdictCount
 from pytest_agentevals.history.variant import canonical, from_properties
 from pytest_agentevals.history.verdicts import FAIL, FLAKY, PASS, layer_metrics, verdict_of, verdicts
+from pytest_agentevals.stats import demonstrated_upper, wilson
 
 # -- statistics ------------------------------------------------------------------------------------
 
@@ -268,13 +268,13 @@ def test_bad_quarantine_file_names_the_file_and_the_fix(tmp_path: Path, text: st
 def test_commit_and_run_come_from_the_ci(
     env: dict[str, str], expected: tuple[str, ...], tmp_path: Path
 ) -> None:
-    commit = ci_env.resolve(tmp_path, env)
+    commit = ci_env.resolve_commit(tmp_path, env)
     assert (commit.sha, commit.branch, commit.run_id, commit.provider) == expected
 
 
 def test_options_win_over_the_ci(tmp_path: Path) -> None:
     env = {"GITHUB_ACTIONS": "true", "GITHUB_SHA": "a1", "GITHUB_RUN_ID": "77"}
-    commit = ci_env.resolve(tmp_path, env, sha="mine", run_id="r")
+    commit = ci_env.resolve_commit(tmp_path, env, sha="mine", run_id="r")
     assert (commit.sha, commit.run_id) == ("mine", "r")
 
 
@@ -284,18 +284,18 @@ def _git(cwd: Path, *args: str) -> str:
 
 
 def test_commit_comes_from_git_outside_ci_and_a_dirty_tree_is_other_code(tmp_path: Path) -> None:
-    assert ci_env.resolve(tmp_path, {}).sha is None  # not a repository: unknown, never judged
+    assert ci_env.resolve_commit(tmp_path, {}).sha is None  # not a repository: unknown, never judged
     _git(tmp_path, "init", "-q", "-b", "trunk")
     (tmp_path / "a.py").write_text("x = 1\n")
     _git(tmp_path, "add", "a.py")
     _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one")
     head = _git(tmp_path, "rev-parse", "HEAD")
-    clean = ci_env.resolve(tmp_path, {})
+    clean = ci_env.resolve_commit(tmp_path, {})
     assert (clean.sha, clean.branch, clean.run_id, clean.provider) == (head, "trunk", None, "git")
     (tmp_path / "a.py").write_text("x = 2\n")
-    first = ci_env.resolve(tmp_path, {}).sha
+    first = ci_env.resolve_commit(tmp_path, {}).sha
     (tmp_path / "a.py").write_text("x = 3\n")
-    second = ci_env.resolve(tmp_path, {}).sha
+    second = ci_env.resolve_commit(tmp_path, {}).sha
     assert first is not None
     assert first.startswith(head + "+dirty.")
     assert second is not None
@@ -313,7 +313,7 @@ def test_outside_a_repository_no_git_process_is_started(
 
     monkeypatch.setattr(subprocess, "run", no_git)
     assert not ci_env.may_be_in_a_repository(tmp_path)
-    assert ci_env.resolve(tmp_path, {}) == ci_env.Commit(None, None, None, "none")
+    assert ci_env.resolve_commit(tmp_path, {}) == ci_env.Commit(None, None, None, "none")
 
 
 def _commit(cwd: Path, name: str) -> str:

@@ -10,7 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_agentevals.errors import ConfigError
-from pytest_agentevals.history.stats import wilson
 from pytest_agentevals.marathon import estimators
 from pytest_agentevals.marathon.results import Plan
 from pytest_agentevals.marathon.verdict import (
@@ -24,6 +23,7 @@ from pytest_agentevals.marathon.verdict import (
     judge,
 )
 from pytest_agentevals.settings.seeds import describe, extra_seeds, parse_selection, planned_seeds
+from pytest_agentevals.stats import wilson
 
 from ..marathon_support import result
 

@@ -500,5 +500,5 @@ def test_the_session_report_shows_the_verdicts(pytester: pytest.Pytester) -> Non
     result = run(pytester, "--agentevals-report=report.html")
     assert result.ret == 0
     page = (pytester.path / "report.html").read_text()
-    assert 'data-metric="test_marathon: verified-pass rate" data-verdict="pass"' in page
+    assert 'data-metric="test_marathon: verified-pass rate" data-verdict="met"' in page
     assert "<title>3 runs — agentevals run report</title>" in page  # every seed's run

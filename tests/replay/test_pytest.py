@@ -405,7 +405,7 @@ def test_the_tests_own_trace_records_the_replayed_run_and_its_divergences(projec
 def test_the_fixture_has_a_public_type_and_the_errors_users_meet_are_exported(
     project: pytest.Pytester,
 ) -> None:
-    for name in ("GoldenError", "StaleGolden", "HistoryError", "ReplaySession", "ReplayReport"):
+    for name in ("GoldenError", "StaleGolden", "HistoryError", "ReplayRun", "ReplayReport"):
         assert name in ae.__all__
         assert getattr(ae, name).__module__.startswith("pytest_agentevals.")
     assert "record" not in ae.__all__  # Recorder and Replayer, once each
@@ -414,11 +414,11 @@ def test_the_fixture_has_a_public_type_and_the_errors_users_meet_are_exported(
         test_typed="""
         import pytest
         import replay_support as agent
-        from pytest_agentevals import ReplaySession
+        from pytest_agentevals import ReplayRun
 
         @pytest.mark.replay("fix")
-        def test_it(agentevals_replay: ReplaySession):
-            assert isinstance(agentevals_replay, ReplaySession)
+        def test_it(agentevals_replay: ReplayRun):
+            assert isinstance(agentevals_replay, ReplayRun)
             agent.run_agent(agent.client(), agentevals_replay.task)
         """
     )

@@ -64,8 +64,8 @@ def test_history_doc_gives_the_sha_precedence_the_code_has(tmp_path: Path) -> No
     said = [row.index(source) for source in ("--agentevals-sha", "CI", "git")]
     assert said == sorted(said), row  # the option first, then the CI, then git
     ci = {"GITHUB_ACTIONS": "true", "GITHUB_SHA": "from-the-ci"}
-    assert ci_env.resolve(tmp_path, ci, sha="given").sha == "given"
-    assert ci_env.resolve(tmp_path, ci).sha == "from-the-ci"
+    assert ci_env.resolve_commit(tmp_path, ci, sha="given").sha == "given"
+    assert ci_env.resolve_commit(tmp_path, ci).sha == "from-the-ci"
 
 
 def test_the_step_guide_says_its_outside_pytest_snippet_needs_the_repository_root() -> None:

@@ -1,6 +1,9 @@
-"""DESIGN.md's import rules, checked: no cycle between modules (imports inside functions included) or
-between packages; engines never import a face; pytest only in the faces; the low packages import
-nothing above them; and what loading the plugin imports."""
+"""DESIGN.md's import rules, checked at module and at folder level: no cycle between modules (imports
+inside functions included) or between folders (a layer's `plugin.py` counted in its folder, so a face
+cannot hide a loop); engines never import a face; pytest only in the faces and the shared glue; each
+folder imports only what the table below allows (every folder of the package is in it); layers meet
+only through each other's public names; and what loading the plugin imports. Each rule is shown a
+graph that breaks it, and must say so."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import ast
 import functools
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_agentevals"
@@ -32,22 +36,47 @@ def import_statements(path: Path) -> tuple[ast.Import | ast.ImportFrom, ...]:
 
 
 @functools.cache
+def deprecated_targets(path: Path) -> tuple[str, ...]:
+    """The modules a package's deprecated names load by name (`attach(..., deprecated={"Old":
+    "module:attr"})`): imports made by a string, counted as edges like any other."""
+    if path.name != "__init__.py":
+        return ()
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "attach":
+            for keyword in node.keywords:
+                if keyword.arg == "deprecated" and isinstance(keyword.value, ast.Dict):
+                    for value in keyword.value.values:
+                        if isinstance(value, ast.Constant) and ":" in str(value.value):
+                            found.append(str(value.value).split(":", 1)[0])
+    return tuple(found)
+
+
+@functools.cache
+def _modules() -> dict[str, Path]:
+    return {module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def _absolute(node: ast.ImportFrom, name: str, path: Path) -> str:
+    base = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    if not node.level:
+        return node.module or ""
+    parts = base.split(".")[: len(base.split(".")) - (node.level - 1)]
+    return ".".join([*parts, *([node.module] if node.module else [])])
+
+
+@functools.cache
 def _import_graph() -> dict[str, frozenset[str]]:
-    modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    modules = _modules()
     edges: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
-        base = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
         for node in import_statements(path):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             else:
-                if node.level:
-                    parts = base.split(".")[: len(base.split(".")) - (node.level - 1)]
-                    module = ".".join([*parts, *([node.module] if node.module else [])])
-                else:
-                    module = node.module or ""
+                module = _absolute(node, name, path)
                 targets = [module, *(f"{module}.{alias.name}" for alias in node.names)]
-            for target in targets:
+            for target in [*targets, *deprecated_targets(path)]:
                 while target and target not in modules:
                     target = target.rsplit(".", 1)[0] if "." in target else ""
                 # A module importing its own package's __init__ (or itself) is not an edge.
@@ -63,7 +92,7 @@ def import_graph() -> dict[str, set[str]]:
 
 
 def cycles(edges: dict[str, set[str]]) -> list[frozenset[str]]:
-    """The strongly connected components of more than one module."""
+    """The strongly connected components of more than one node."""
     reach: dict[str, set[str]] = {}
     for start in edges:
         seen: set[str] = set()
@@ -72,38 +101,24 @@ def cycles(edges: dict[str, set[str]]) -> list[frozenset[str]]:
             node = todo.pop()
             if node not in seen:
                 seen.add(node)
-                todo.extend(edges[node])
+                todo.extend(edges.get(node, ()))
         reach[start] = seen
     found: set[frozenset[str]] = set()
     for node in edges:
-        component = frozenset({node} | {other for other in reach[node] if node in reach[other]})
+        component = frozenset({node} | {other for other in reach[node] if node in reach.get(other, ())})
         if len(component) > 1:
             found.add(component)
     return sorted(found, key=sorted)
 
 
-# The faces: the top-level entry point, the shared pytest glue, the hookspecs, the public API, every
-# layer's plugin.py and the command line. Everything else is an engine module.
+# The faces: the top-level entry point, the shared pytest glue (marker specs, the run lifecycle's
+# pytest side), the hookspecs, the public API, every layer's plugin.py and the command line.
+# Everything else is an engine module.
+GLUE = {"pytest_agentevals.markers", "pytest_agentevals.runs"}
 FACE_MODULES = {"pytest_agentevals", "pytest_agentevals.__main__", "pytest_agentevals.plugin",
-                "pytest_agentevals.faces", "pytest_agentevals.hooks"}  # fmt: skip
-# The only modules that may import pytest: the entry point, the glue, and each layer's face.
-PYTEST_ALLOWED = {"pytest_agentevals.plugin", "pytest_agentevals.faces"}
-
-# What each low package may import of ours (besides itself); DESIGN.md's arrows, pointing down.
-# (`_lazy` is how a package's public names load on first use: every package may import it.)
-MAY_IMPORT = {
-    "errors": set(),
-    "fileio": {"errors"},  # LinkRefused: errors.py imports nothing, so no cycle
-    "_lazy": set(),
-    # The PostgreSQL plumbing the history and the day ledger share (psycopg imported lazily there).
-    "pg": {"errors", "settings"},
-    "trace": {"errors", "fileio", "_lazy"},
-    "settings": {"errors", "_lazy"},
-    "contract": {"errors", "settings", "trace", "_lazy"},
-    "metrics": {"errors", "trace", "_lazy"},
-    "sim": {"errors", "trace", "_lazy"},
-    "history": {"errors", "fileio", "pg", "settings", "trace", "_lazy"},
-}
+                "pytest_agentevals.hooks", *GLUE}  # fmt: skip
+# The only modules that may import pytest: the entry point, the glue, and each package's face.
+PYTEST_ALLOWED = {"pytest_agentevals.plugin", *GLUE}
 
 
 def is_face(module: str) -> bool:
@@ -115,34 +130,166 @@ def is_face(module: str) -> bool:
     )
 
 
-def package_of(module: str) -> str:
-    """An engine module's package (`replay`, `trace`...) or top-level module (`errors`); a face
-    stands for itself: a layer's face sits above every engine, its own included."""
-    if is_face(module):
-        return module
-    return module.split(".")[1]
+def folder_of(module: str) -> str:
+    """The folder (package) or top-level module a module belongs to: `replay` for every module of
+    `replay/`, its face included; `__init__` for the package's own `__init__.py`."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
 
 
-def package_graph(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+def folder_graph(edges: dict[str, set[str]]) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for source, targets in edges.items():
-        node = package_of(source)
+        node = folder_of(source)
         graph.setdefault(node, set())
-        for target in targets:
-            if package_of(target) != node:
-                graph[node].add(package_of(target))
+        graph[node] |= {folder_of(target) for target in targets} - {node}
     return graph
 
 
-def imports_of(path: Path, name: str) -> list[str]:
-    """Every module an `import` statement of the file names, ours or not, as written (absolute)."""
-    found: list[str] = []
-    for node in import_statements(path):
-        if isinstance(node, ast.Import):
-            found.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            found.append(node.module)
-    return found
+# What each folder may import of ours (besides itself), faces included: DESIGN.md's arrows, pointing
+# down. `_lazy` is how a package's public names load on first use: every package may import it.
+# A new arrow is a design decision: add it here, and to DESIGN.md, on purpose.
+LOW = {"errors", "_lazy"}
+MAY_IMPORT: dict[str, set[str]] = {
+    "errors": set(),
+    "stats": set(),
+    "_lazy": {"errors"},
+    "fileio": {"errors"},
+    "settings": {"errors"},  # settings/plugin.py, the options' face, imports pytest and nothing of ours
+    "pg": {"errors", "settings"},  # the PostgreSQL plumbing the history and the day ledger share
+    "trace": {*LOW, "fileio"},
+    "workspace": {*LOW, "fileio"},
+    "sim": {*LOW, "trace"},
+    "contract": {*LOW, "settings", "trace"},
+    "metrics": {*LOW, "trace"},
+    "markers": {"errors", "settings"},  # the shared pytest glue: generic, above settings only
+    "guards": {*LOW, "fileio", "markers", "metrics", "pg", "settings", "trace"},
+    "lifecycle": {"guards", "settings"},
+    "hooks": {"errors", "lifecycle"},
+    "runs": {"guards", "hooks", "lifecycle", "markers", "settings", "trace"},
+    "history": {*LOW, "fileio", "markers", "pg", "settings", "stats", "trace"},
+    "recording": {*LOW, "contract", "guards", "hooks", "lifecycle", "runs", "settings", "trace", "workspace"},
+    "adapters": {*LOW, "recording", "trace"},  # and the frameworks: nothing else of ours imports one
+    "replay": {
+        *LOW,
+        "contract",
+        "fileio",
+        "hooks",
+        "lifecycle",
+        "markers",
+        "recording",
+        "runs",
+        "settings",
+        "trace",
+    },
+    "endpoint": {*LOW, "recording", "replay", "settings"},  # no pytest: the faces hand tests its URL
+    "step": {*LOW, "contract", "fileio", "guards", "markers", "recording", "replay", "settings", "trace"},
+    "resume": {
+        *LOW,
+        "contract",
+        "fileio",
+        "guards",
+        "hooks",
+        "lifecycle",
+        "markers",
+        "metrics",
+        "recording",
+        "replay",
+        "runs",
+        "settings",
+        "trace",
+        "workspace",
+    },
+    "marathon": {
+        *LOW,
+        "fileio",
+        "history",
+        "hooks",
+        "lifecycle",
+        "markers",
+        "metrics",
+        "recording",
+        "resume",
+        "runs",
+        "settings",
+        "stats",
+        "trace",
+    },
+    "report": {
+        *LOW,
+        "fileio",
+        "history",
+        "hooks",
+        "marathon",
+        "markers",
+        "metrics",
+        "recording",
+        "settings",
+        "trace",
+    },
+    # The faces at the top: the entry point wires every face; the public API names every engine; the
+    # command line drives every engine.
+    "plugin": {
+        "endpoint",
+        "guards",
+        "history",
+        "hooks",
+        "marathon",
+        "recording",
+        "replay",
+        "report",
+        "resume",
+        "runs",
+        "settings",
+        "step",
+    },
+    "__init__": {
+        *LOW,
+        "adapters",
+        "endpoint",
+        "guards",
+        "hooks",
+        "recording",
+        "replay",
+        "resume",
+        "settings",
+        "trace",
+    },
+    "__main__": {"cli"},
+    "cli": {
+        "endpoint",
+        "errors",
+        "guards",
+        "history",
+        "marathon",
+        "metrics",
+        "recording",
+        "replay",
+        "report",
+        "resume",
+        "settings",
+        "step",
+        "trace",
+    },
+}
+
+# Layers meet through each other's public engine API: a module of another package imports these
+# only by the names of the package's `__all__` (`from ..replay import Interaction`), never a module
+# of theirs (`from ..replay.index import ...`). The wiring (the entry point, the public API) and a
+# command's own layer are exempt: they are that layer's faces.
+LAYERS_WITH_AN_API = {"replay", "step", "resume", "marathon", "history", "report", "endpoint", "adapters"}
+WIRING = {"pytest_agentevals", "pytest_agentevals.plugin"}
+COMMANDS_OWN = {
+    "cli.flaky": {"history"},
+    "cli.marathon": {"marathon"},
+    "cli.report": {"report", "marathon"},  # the night's verdicts beside its traces
+    "cli.replay": {"replay", "endpoint"},  # a command replayed through the model endpoint
+    "cli.record": {"endpoint"},
+    "cli.resume": {"resume"},
+    "cli.scan": {"report"},
+    "cli.step": {"step"},
+    "cli.promote": {"replay"},
+}
 
 
 def engine_violations(edges: dict[str, set[str]]) -> list[str]:
@@ -155,31 +302,90 @@ def engine_violations(edges: dict[str, set[str]]) -> list[str]:
     )
 
 
-def pytest_violations() -> list[str]:
+def imports_of(path: Path) -> list[str]:
+    """Every module an `import` statement of the file names, ours or not, as written (absolute)."""
+    found: list[str] = []
+    for node in import_statements(path):
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.append(node.module)
+    return found
+
+
+def pytest_violations(modules: dict[str, Path]) -> list[str]:
     bad = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        name = module_name(path)
+    for name, path in sorted(modules.items()):
         if name in PYTEST_ALLOWED or name.endswith(".plugin"):
             continue
-        for imported in imports_of(path, name):
+        for imported in imports_of(path):
             if imported.split(".")[0] in {"pytest", "_pytest"}:
                 bad.append(f"{name} imports {imported}")
     return bad
 
 
 def layering_violations(graph: dict[str, set[str]]) -> list[str]:
+    unlisted = [
+        f"{folder}: not in MAY_IMPORT (every folder must be)" for folder in graph if folder not in MAY_IMPORT
+    ]
     return sorted(
-        f"{low} imports {target}"
-        for low, allowed in MAY_IMPORT.items()
-        for target in graph.get(low, set())
-        if target not in allowed
+        unlisted
+        + [
+            f"{folder} imports {target}"
+            for folder, allowed in MAY_IMPORT.items()
+            for target in graph.get(folder, set())
+            if target not in allowed
+        ]
     )
+
+
+def public_names(package: str) -> set[str]:
+    from pytest_agentevals._lazy import homes
+
+    init = PACKAGE / package / "__init__.py"
+    return set(homes(f"pytest_agentevals.{package}", str(init))) if init.is_file() else set()
+
+
+def private_reaches(imports: Iterable[tuple[str, str, tuple[str, ...]]]) -> list[str]:
+    """(importer, module it imports from, names) that reach into another layer past its public API."""
+    bad: list[str] = []
+    for source, module, names in imports:
+        parts = module.split(".")
+        if parts[0] != "pytest_agentevals" or len(parts) < 2 or source in WIRING:
+            continue
+        layer, own = parts[1], folder_of(source)
+        if layer not in LAYERS_WITH_AN_API or layer == own:
+            continue
+        if layer in COMMANDS_OWN.get(source.removeprefix("pytest_agentevals."), set()):
+            continue
+        if len(parts) > 2:
+            bad.append(f"{source}: from {module} import {', '.join(names)} (a module of {layer}/)")
+            continue
+        public = public_names(layer)
+        bad.extend(
+            f"{source}: from {module} import {name} (not in {layer}'s __all__)"
+            for name in names
+            if name not in public
+        )
+    return sorted(bad)
+
+
+def cross_imports() -> list[tuple[str, str, tuple[str, ...]]]:
+    found = []
+    for name, path in _modules().items():
+        for node in import_statements(path):
+            if isinstance(node, ast.ImportFrom):
+                found.append((name, _absolute(node, name, path), tuple(alias.name for alias in node.names)))
+    return found
 
 
 def test_the_graph_holds_the_edges_it_should() -> None:
     edges = import_graph()
     assert "pytest_agentevals.cli.show" in edges["pytest_agentevals.cli"]
     assert "pytest_agentevals.settings" in edges["pytest_agentevals.plugin"]
+    # An import by name, through a deprecated alias, is an edge too.
+    assert deprecated_targets(PACKAGE / "resume" / "__init__.py") == ("pytest_agentevals.resume.run",)
+    assert folder_graph(edges)["resume"] >= {"replay", "recording", "runs"}
 
 
 def test_no_import_cycles() -> None:
@@ -187,8 +393,8 @@ def test_no_import_cycles() -> None:
     assert found == []
 
 
-def test_no_cycles_between_packages() -> None:
-    assert [sorted(c) for c in cycles(package_graph(import_graph()))] == []
+def test_no_cycles_between_folders_faces_included() -> None:
+    assert [sorted(c) for c in cycles(folder_graph(import_graph()))] == []
 
 
 def test_engines_never_import_a_face_or_the_command_line() -> None:
@@ -196,32 +402,62 @@ def test_engines_never_import_a_face_or_the_command_line() -> None:
 
 
 def test_pytest_is_imported_only_by_the_faces_and_the_glue() -> None:
-    assert pytest_violations() == []
+    assert pytest_violations(_modules()) == []
 
 
-def test_the_low_packages_import_nothing_above_them() -> None:
-    assert layering_violations(package_graph(import_graph())) == []
+def test_every_folder_imports_only_what_the_table_allows() -> None:
+    assert layering_violations(folder_graph(import_graph())) == []
+    assert set(MAY_IMPORT) == set(folder_graph(import_graph())), "a folder in the table is gone"
 
 
-def test_the_rules_catch_what_they_forbid() -> None:
+def test_layers_meet_only_through_their_public_api() -> None:
+    assert private_reaches(cross_imports()) == []
+
+
+def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     # Each rule, shown a graph that breaks it, says so (a rule that cannot fail checks nothing).
     edges = import_graph()
-    edges["pytest_agentevals.trace.reader"] = {*edges["pytest_agentevals.trace.reader"],
-                                               "pytest_agentevals.replay.plugin"}  # fmt: skip
+    edges["pytest_agentevals.trace.reader"].add("pytest_agentevals.replay.plugin")
     assert engine_violations(edges) == [
         "pytest_agentevals.trace.reader imports the face pytest_agentevals.replay.plugin"
     ]
-    assert "trace imports pytest_agentevals.replay.plugin" in layering_violations(package_graph(edges))
+    assert "trace imports replay" in layering_violations(folder_graph(edges))
+    # A loop that only a face closes is a loop between folders (what faces.py once hid).
     edges = import_graph()
-    edges["pytest_agentevals.metrics.run"] = {
-        *edges["pytest_agentevals.metrics.run"],
-        "pytest_agentevals.step.case",
-    }
-    edges["pytest_agentevals.step.case"] = {
-        *edges["pytest_agentevals.step.case"],
-        "pytest_agentevals.metrics.run",
-    }
-    assert any({"metrics", "step"} <= c for c in cycles(package_graph(edges)))
+    edges["pytest_agentevals.markers"].add("pytest_agentevals.history.attempts")
+    assert any({"history", "markers"} <= c for c in cycles(folder_graph(edges)))
+    assert not any("pytest_agentevals.markers" in c for c in cycles(edges))  # no module cycle
+    edges = import_graph()
+    edges["pytest_agentevals.metrics.run"].add("pytest_agentevals.step.case")
+    edges["pytest_agentevals.step.case"].add("pytest_agentevals.metrics.run")
+    assert any({"pytest_agentevals.metrics.run", "pytest_agentevals.step.case"} <= c for c in cycles(edges))
+    # A new folder must be placed in the table; pytest outside the faces is named.
+    assert layering_violations({**folder_graph(import_graph()), "triage": {"replay"}}) == [
+        "triage: not in MAY_IMPORT (every folder must be)"
+    ]
+    here = tmp_path / "example.py"
+    here.write_text("import pytest\n", encoding="utf-8")
+    assert pytest_violations({"pytest_agentevals.trace.example": here}) == [
+        "pytest_agentevals.trace.example imports pytest"
+    ]
+    assert pytest_violations({"pytest_agentevals.replay.plugin": here}) == []
+    # Another layer's module, or a name outside its __all__, is a private reach; its public names,
+    # a package's own modules and a command's own layer are not.
+    assert private_reaches(
+        [
+            ("pytest_agentevals.step.cassette", "pytest_agentevals.replay.index", ("RequestIndex",)),
+            ("pytest_agentevals.step.cassette", "pytest_agentevals.replay", ("sdk",)),
+            ("pytest_agentevals.step.cassette", "pytest_agentevals.replay", ("RequestIndex",)),
+            ("pytest_agentevals.replay.engine", "pytest_agentevals.replay.index", ("RequestIndex",)),
+            ("pytest_agentevals.cli.step", "pytest_agentevals.step.extract", ("extract",)),
+            ("pytest_agentevals.cli.step", "pytest_agentevals.replay.sdk", ("install",)),
+        ]
+    ) == [
+        "pytest_agentevals.cli.step: from pytest_agentevals.replay.sdk import install (a module of replay/)",
+        "pytest_agentevals.step.cassette: from pytest_agentevals.replay import sdk (not in replay's __all__)",
+        "pytest_agentevals.step.cassette: from pytest_agentevals.replay.index import RequestIndex "
+        "(a module of replay/)",
+    ]
 
 
 def test_the_engines_load_without_pytest() -> None:
@@ -252,7 +488,7 @@ def test_loading_the_plugin_leaves_the_engines_for_their_first_use() -> None:
         "import pytest_agentevals.plugin\n"
         f"print(sorted({{m for m in {heavy!r} if m in sys.modules}} - before))\n"
         "print(sorted(m for m in sys.modules if m.startswith('pytest_agentevals.') and "
-        "m.rsplit('.', 1)[-1] in ('engine', 'recorder', 'session', 'sqlite', 'archive', 'html')))"
+        "m.rsplit('.', 1)[-1] in ('engine', 'recorder', 'run', 'tally', 'sqlite', 'archive', 'html')))"
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert loaded.stdout.splitlines() == ["[]", "[]"]

@@ -83,8 +83,8 @@ def test_a_resumed_leg_makes_no_folder_through_a_linked_parent(
         import pytest
 
         @pytest.mark.resume("counter-2")
-        def test_leg(agentevals_checkpoint):
-            agentevals_checkpoint.run_agent()
+        def test_leg(agentevals_resume):
+            agentevals_resume.run_agent()
         """
     )
     result = pytester.runpytest()

@@ -1,4 +1,4 @@
-"""The resume layer in real pytest runs: the marker, the `agentevals_checkpoint` fixture, the hooks,
+"""The resume layer in real pytest runs: the marker, the `agentevals_resume` fixture, the hooks,
 the contract check, `until`, budgets, replayed mode, and the errors a user meets."""
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ def test_a_marked_test_boots_the_fixture_and_runs_the_next_leg(project: pytest.P
         import pytest
 
         @pytest.mark.resume("counter-2")
-        def test_leg(agentevals_checkpoint, tmp_path):
-            cp = agentevals_checkpoint
+        def test_leg(agentevals_resume, tmp_path):
+            cp = agentevals_resume
             assert cp.name == "counter-2" and cp.step == 2 and cp.state == {"done": 2}
             assert cp.task == {"agent": "counter", "total": 6} and cp.seed == 4
             assert cp.workspace == tmp_path / "workspace"  # the test's own temporary folder
@@ -96,10 +96,10 @@ def test_until_ends_the_leg_when_the_goal_is_reached(project: pytest.Pytester) -
         import pytest
 
         @pytest.mark.resume("counter-2", until="progress>=0.6")
-        def test_leg(agentevals_checkpoint):
+        def test_leg(agentevals_resume):
             # The counter lets the guard's stop through; the resume layer takes it as the leg's end.
-            assert agentevals_checkpoint.run_agent() is None
-            phase = agentevals_checkpoint.phase
+            assert agentevals_resume.run_agent() is None
+            phase = agentevals_resume.phase
             assert phase.until_reached and phase.until == "progress>=0.6"
             assert phase.progress_end == pytest.approx(4 / 6) and phase.calls == 2
             assert phase.status == "ok"
@@ -119,11 +119,11 @@ def test_the_phase_budget_stops_the_leg(project: pytest.Pytester) -> None:
         from pytest_agentevals import RunStopped
 
         @pytest.mark.resume("counter-2", max_calls=1)
-        def test_leg(agentevals_checkpoint):
+        def test_leg(agentevals_resume):
             with pytest.raises(RunStopped, match="budget"):
-                agentevals_checkpoint.run_agent()
-            assert agentevals_checkpoint.phase.status == "budget_exhausted"
-            assert agentevals_checkpoint.phase.calls == 1
+                agentevals_resume.run_agent()
+            assert agentevals_resume.phase.status == "budget_exhausted"
+            assert agentevals_resume.phase.calls == 1
         """
     )
     project.runpytest().assert_outcomes(passed=1)
@@ -143,8 +143,8 @@ def test_a_stop_the_harness_swallows_still_fails_the_leg(project: pytest.Pyteste
         import pytest
 
         @pytest.mark.resume("counter-2", max_calls=1)
-        def test_leg(agentevals_checkpoint):
-            agentevals_checkpoint.run_agent()
+        def test_leg(agentevals_resume):
+            agentevals_resume.run_agent()
         """
     )
     result = project.runpytest()
@@ -161,21 +161,21 @@ def test_a_drifted_declared_contract_fails_before_anything_runs(project: pytest.
         import pytest
 
         @pytest.mark.resume("counter-2")
-        def test_fails(agentevals_checkpoint, tmp_path):
+        def test_fails(agentevals_resume, tmp_path):
             raise AssertionError("never reached")
 
         @pytest.mark.resume("counter-2", contract="warn")
-        def test_warns(agentevals_checkpoint):
-            assert agentevals_checkpoint.run_agent() == {"done": 6}
-            assert [d.key for d in agentevals_checkpoint.drifts] == ["counter.schema"]
+        def test_warns(agentevals_resume):
+            assert agentevals_resume.run_agent() == {"done": 6}
+            assert [d.key for d in agentevals_resume.drifts] == ["counter.schema"]
 
         @pytest.mark.resume("counter-2", tolerate=["counter.*"])
-        def test_tolerated(agentevals_checkpoint):
-            assert agentevals_checkpoint.run_agent() == {"done": 6}
+        def test_tolerated(agentevals_resume):
+            assert agentevals_resume.run_agent() == {"done": 6}
 
         @pytest.mark.resume("counter-2", contract="skip")
-        def test_skipped(agentevals_checkpoint):
-            assert agentevals_checkpoint.drifts == []
+        def test_skipped(agentevals_resume):
+            assert agentevals_resume.drifts == []
         """
     )
     result = project.runpytest("-W", "default::pytest_agentevals.contract.ContractDriftWarning")
@@ -212,8 +212,8 @@ def test_a_drifted_request_is_refused_at_the_first_model_call(project: pytest.Py
         import pytest
 
         @pytest.mark.resume("counter-2")
-        def test_leg(agentevals_checkpoint):
-            agentevals_checkpoint.run_agent()
+        def test_leg(agentevals_resume):
+            agentevals_resume.run_agent()
         """
     )
     result = project.runpytest()
@@ -236,8 +236,8 @@ def test_a_harness_that_raises_fails_the_test_and_keeps_the_phase_trace(project:
         import pytest
 
         @pytest.mark.resume("counter-2")
-        def test_leg(agentevals_checkpoint):
-            agentevals_checkpoint.run_agent()
+        def test_leg(agentevals_resume):
+            agentevals_resume.run_agent()
         """
     )
     result = project.runpytest("-rA")
@@ -257,10 +257,10 @@ def test_replayed_mode_runs_the_leg_offline_against_the_recording(project: pytes
         from pytest_agentevals.replay import network
 
         @pytest.mark.resume("counter-2", mode="replayed")
-        def test_leg(agentevals_checkpoint):
+        def test_leg(agentevals_resume):
             assert network.blocked()
-            assert agentevals_checkpoint.run_agent() == {"done": 6}
-            assert agentevals_checkpoint.phase.calls == 4
+            assert agentevals_resume.run_agent() == {"done": 6}
+            assert agentevals_resume.phase.calls == 4
         """
     )
     project.runpytest().assert_outcomes(passed=1)
@@ -274,7 +274,7 @@ def test_replayed_mode_needs_the_recorded_continuation(project: pytest.Pytester)
         import pytest
 
         @pytest.mark.resume("counter-live", mode="replayed")
-        def test_leg(agentevals_checkpoint):
+        def test_leg(agentevals_resume):
             pass
         """
     )
@@ -289,7 +289,7 @@ def test_an_unknown_fixture_lists_those_that_exist(project: pytest.Pytester) -> 
         import pytest
 
         @pytest.mark.resume("counter-9")
-        def test_leg(agentevals_checkpoint):
+        def test_leg(agentevals_resume):
             pass
         """
     )
@@ -325,7 +325,7 @@ def test_a_marker_mistake_stops_the_run_at_collection(
         import pytest
 
         @pytest.mark.{marker}
-        def test_leg(agentevals_checkpoint):
+        def test_leg(agentevals_resume):
             pass
         """
     )
@@ -338,11 +338,11 @@ def test_a_marker_mistake_stops_the_run_at_collection(
     ("body", "message"),
     [
         (
-            "agentevals_checkpoint.phase",
+            "agentevals_resume.phase",
             "*phase holds the metrics of the leg, which has not run: call run_agent() first",
         ),
         (
-            "agentevals_checkpoint.run_agent(); agentevals_checkpoint.run_agent()",
+            "agentevals_resume.run_agent(); agentevals_resume.run_agent()",
             "*run_agent() already ran this leg*",
         ),
     ],
@@ -353,7 +353,7 @@ def test_a_misused_fixture_says_how_to_use_it(project: pytest.Pytester, body: st
         import pytest
 
         @pytest.mark.resume("counter-2")
-        def test_leg(agentevals_checkpoint):
+        def test_leg(agentevals_resume):
             {body}
         """
     )
@@ -367,11 +367,11 @@ def test_the_fixture_needs_a_named_marker_and_no_second_recorder(project: pytest
         test_leg="""
         import pytest
 
-        def test_unmarked(agentevals_checkpoint):
+        def test_unmarked(agentevals_resume):
             pass
 
         @pytest.mark.resume("counter-2")
-        def test_two_recorders(agentevals_checkpoint, agentevals_recorder):
+        def test_two_recorders(agentevals_resume, agentevals_recorder):
             pass
 
         @pytest.mark.resume
@@ -384,7 +384,7 @@ def test_the_fixture_needs_a_named_marker_and_no_second_recorder(project: pytest
     result.stdout.fnmatch_lines(
         [
             '*mark the test @pytest.mark.resume("NAME")*',
-            "*agentevals_checkpoint records the leg itself*drop the agentevals_recorder fixture*",
+            "*agentevals_resume records the leg itself*drop the agentevals_recorder fixture*",
         ]
     )
 
@@ -396,8 +396,8 @@ def test_no_hook_for_the_agent_says_how_to_add_one(project: pytest.Pytester) -> 
         import pytest
 
         @pytest.mark.resume("counter-2", contract="skip")
-        def test_leg(agentevals_checkpoint):
-            agentevals_checkpoint.run_agent()
+        def test_leg(agentevals_resume):
+            agentevals_resume.run_agent()
         """
     )
     result = project.runpytest()
@@ -422,8 +422,8 @@ def test_the_session_report_includes_the_resume_legs_it_recorded(project: pytest
         import pytest
 
         @pytest.mark.resume("counter-2")
-        def test_leg(agentevals_checkpoint):
-            agentevals_checkpoint.run_agent()
+        def test_leg(agentevals_resume):
+            agentevals_resume.run_agent()
         """
     )
     result = project.runpytest("--agentevals-report=report.html")

@@ -78,12 +78,12 @@ def test_a_resume_in_pytest_shows_what_the_fixture_holds_escaped(pytester: pytes
         import pytest
 
         @pytest.mark.resume("counter-2")
-        def test_fails(agentevals_checkpoint):
+        def test_fails(agentevals_resume):
             raise AssertionError("never reached")
 
         @pytest.mark.resume("counter-2", contract="warn")
-        def test_warns(agentevals_checkpoint):
-            assert agentevals_checkpoint.run_agent() == {"done": 6}
+        def test_warns(agentevals_resume):
+            assert agentevals_resume.run_agent() == {"done": 6}
         """
     )
     result = pytester.runpytest("-rA", "-W", "default::pytest_agentevals.contract.ContractDriftWarning")

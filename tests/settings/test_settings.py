@@ -84,7 +84,7 @@ def test_pyproject_table_is_read_in_pytest(pytester: pytest.Pytester) -> None:
     pytester.makepyprojecttoml('[tool.agentevals]\nreplay_mode = "sequential"\ntrace_dir = "out"\n')
     pytester.makeconftest(
         """
-        from pytest_agentevals.faces import settings_of
+        from pytest_agentevals.settings.plugin import settings_of
         def pytest_report_header(config):
             s = settings_of(config)
             return f"settings: {s.replay_mode} {s.trace_dir.name} {s.record}"
@@ -197,7 +197,7 @@ def test_a_number_that_is_not_finite_is_refused(tmp_path: Path) -> None:
 def test_pytest_takes_budget_and_prices_from_its_command_line(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(
         """
-        from pytest_agentevals.faces import settings_of
+        from pytest_agentevals.settings.plugin import settings_of
         def pytest_report_header(config):
             s = settings_of(config)
             return f"settings: step={s.flaky_budget['step']} min={s.flaky_budget['min_samples']} {s.prices}"

@@ -49,7 +49,7 @@ def payload(
     }
 
 
-class MarathonSession:
+class MarathonTally:
     """Receives each seed's payload; `verdicts()` at the end. `commit`, `branch` and `run_id` are
     stamped on every new result, so every line of one session names the same commit and run."""
 

@@ -1,13 +1,14 @@
-"""One resumed leg: the state machine behind the `agentevals_checkpoint` fixture, with no pytest in it.
+"""One resumed leg: the state machine behind the `agentevals_resume` fixture, with no pytest in it. It
+follows the one run lifecycle (`lifecycle.py`):
 
 ```python
-session = ResumeSession(fixture, workspace=tmp / "workspace", trace=tmp / "leg.trace.jsonl",
-                        until=Condition.parse("until", "progress>=0.6"), runner=start_my_agent)
-session.boot()                 # contract, workspace, state; the leg's recorder starts
+spec = RunSpec("leg", trace=tmp / "leg.trace.jsonl", workspace=tmp / "workspace", runner=start_my_agent)
+leg = ResumeRun(spec, fixture, until=Condition.parse("until", "progress>=0.6"))
+leg.start()                    # contract, workspace, state; the leg's recorder starts
 try:
-    result = session.run_agent()   # runner(session); the leg ends; session.phase is its metrics
+    result = leg.run_agent()   # runner(leg); the leg ends; leg.phase is its metrics
 finally:
-    session.close()
+    leg.close()
 ```
 
 Boot, in this order, and nothing runs before the first step passed:
@@ -31,17 +32,18 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..contract import Drift, Tolerance
-from ..errors import AgentEvalsError, RunStopped
+from ..contract import Drift, Tolerance, tolerances
+from ..errors import AgentEvalsDeprecationWarning, AgentEvalsError, RunStopped
 from ..fileio import make_folders
 from ..guards.protocol import Guard
-from ..recording.factory import recorder_for
-from ..recording.recorder import Recorder, current_recorder
-from ..replay.engine import Replayer
+from ..lifecycle import Runner, RunSpec
+from ..recording import Recorder
+from ..replay import Replayer
 from ..settings import Settings
 from ..trace.events import Event
 from ..trace.reader import TornTraceWarning, TraceReader
@@ -51,58 +53,59 @@ from .phase import Phase
 from .until import Condition, Until
 
 MODES = ("live", "replayed")
-Runner = Callable[["ResumeSession"], Any]  # the agent's result; None when no runner took it
 
 
-class GuardedReplayer(Replayer):
-    """A replay whose requests pass the leg's guards first, as live ones do (until, the budgets)."""
-
-    def _decide(self, vcr_request: Any) -> dict[str, Any] | None:
-        recorder = current_recorder()
-        if recorder is not None and recorder.guards:
-            recorder.guarding.before_call(vcr_request)
-        return super()._decide(vcr_request)
-
-
-class ResumeSession:
+class ResumeRun:
     """One leg resumed from a checkpoint fixture. Has what a `ResumePoint` has (`name`, `state`,
-    `workspace`, `task`, `seed`, `step`, `lineage`, `events`), so the resume hook takes either."""
+    `workspace`, `task`, `seed`, `step`, `lineage`, `events`), so the resume hook takes either.
+
+    From `spec`: `trace` (the leg's trace), `workspace` (where the fixture's workspace is restored),
+    `guards` (the leg's budgets), `contract` (what the harness declares now), `runner` (the resume
+    hook), `name` (what messages call the leg) and `settings` (the contract policy and tolerances,
+    unless `policy` and `tolerate` are given). The task, seed and agent are the fixture's.
+    """
+
+    layer = "resume"
 
     def __init__(
         self,
+        spec: RunSpec,
         fixture: Fixture,
         *,
-        workspace: Path,
-        trace: Path,
         mode: str = "live",
         until: Condition | None = None,
-        guards: Sequence[Guard] = (),
-        declared: Mapping[str, Any] | None = None,
-        policy: str = "fail",
-        tolerate: Sequence[Tolerance] = (),
-        runner: Runner | None = None,
-        label: str = "the resumed leg",
-        settings: Settings | None = None,
+        policy: str | None = None,
+        tolerate: Sequence[Tolerance] | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"resume mode {mode!r} is not one of {', '.join(MODES)}")
+        if spec.trace is None or spec.workspace is None:
+            raise AgentEvalsError(f"{spec.name}: a resumed leg needs a trace and a workspace (RunSpec)")
+        settings = spec.settings
+        self.spec = spec
         self.fixture = fixture
-        self.workspace = Path(workspace)
-        self.trace = Path(trace)
+        self.workspace = Path(spec.workspace)
+        self.trace = Path(spec.trace)
         self.mode = mode
         self.until = until
-        self.declared = dict(declared or {})
-        self.policy = policy
+        self.declared = dict(spec.contract)
+        self.policy = policy if policy is not None else (settings.contract_policy if settings else "fail")
+        if tolerate is None:
+            tolerate = tolerances("contract_tolerate", settings.contract_tolerate) if settings else ()
         self.tolerate = tuple(tolerate)
-        self.runner = runner
-        self.label = label
+        self.runner = spec.runner
+        self.label = spec.name
         self._settings = settings
         self._packages = settings.contract_packages if settings is not None else ("anthropic",)
         self._contract_guard = ContractGuard(
-            fixture.contract, policy, fixture.where, fixture.name, self.tolerate
+            fixture.contract, self.policy, fixture.where, fixture.name, self.tolerate
         )
         self._until = Until(until, fixture.progress) if until is not None else None
-        self._guards: list[Guard] = [self._contract_guard, *([self._until] if self._until else []), *guards]
+        self._guards: list[Guard] = [
+            self._contract_guard,
+            *([self._until] if self._until else []),
+            *spec.guards,
+        ]
         self.state: dict[str, Any] = {}
         self.drifts: list[Drift] = []
         self.recorder: Recorder | None = None
@@ -111,6 +114,8 @@ class ResumeSession:
         self._phase: Phase | None = None
         self._events: list[Event] | None = None
         self._ran = False
+        self._finished = False
+        self._booted = False
 
     # -- what a ResumePoint has -------------------------------------------------------------------
 
@@ -148,22 +153,28 @@ class ResumeSession:
 
     # -- boot -------------------------------------------------------------------------------------
 
-    def boot(self) -> ResumeSession:
-        """Contract, workspace, state, then the leg's recorder (and replay): see the module docstring."""
+    def start(self) -> ResumeRun:
+        """Boot: contract, workspace, state, then the leg's recorder (and replay): see the module
+        docstring. Booting twice is an error."""
+        if self._booted:
+            raise AgentEvalsError(f"{self.label}: this leg was booted already (one leg per run)")
+        self._booted = True
         self.drifts = self.fixture.check_contract(self.declared, policy=self.policy, tolerate=self.tolerate)
         self.fixture.restore(self.workspace)
         self.state = self.fixture.state()
         # Never made through a committed link (`.agentevals` pointing outside the tree).
         make_folders(self.trace.parent, self._settings.rootdir if self._settings is not None else None)
         self.trace.unlink(missing_ok=True)
-        self.recorder = recorder_for(
-            self.trace,
-            self._settings,
+        seed = self.seed if isinstance(self.seed, int) and not isinstance(self.seed, bool) else None
+        leg = replace(
+            self.spec,
             agent=self.fixture.agent or "agent",
-            seed=self.seed if isinstance(self.seed, int) and not isinstance(self.seed, bool) else None,
+            seed=seed,
             task=self.task,
-            contract=self.declared,
-            guards=self._guards,
+            guards=tuple(self._guards),
+        )
+        self.recorder = Recorder.for_spec(
+            leg,
             resumed_from={
                 "fixture": self.name,
                 "sha256": self.fixture.sha256,
@@ -176,17 +187,35 @@ class ResumeSession:
         self.recorder.start()
         if self.mode == "replayed":
             try:
-                self.replayer = GuardedReplayer(
+                self.replayer = Replayer(
                     self.fixture.continuation(),
                     mode="sequential",
                     packages=self._packages,
                     check_contract=False,
+                    before_serve=self._guarded,
                 )
                 self.replayer.start()
             except BaseException:
                 self.close()
                 raise
         return self
+
+    def boot(self) -> ResumeRun:
+        """The 0.x name of `start()`."""
+        warnings.warn(
+            AgentEvalsDeprecationWarning(
+                "ResumeRun.boot() is the 0.x name of start() (the run lifecycle's); it goes in the next "
+                "release"
+            ),
+            stacklevel=2,
+        )
+        return self.start()
+
+    def _guarded(self, request: Any) -> None:
+        """A replayed request passes the leg's guards first, as a live one does (until, the budgets)."""
+        recorder = self.recorder
+        if recorder is not None and recorder.guards:
+            recorder.guarding.before_call(request)
 
     # -- the leg ----------------------------------------------------------------------------------
 
@@ -195,7 +224,7 @@ class ResumeSession:
         Returns the agent's result; `phase` holds the leg's metrics afterwards."""
         __tracebackhide__ = True  # a harness's own error reads from the test to the harness
         if self.recorder is None:
-            raise AgentEvalsError(f"{self.label}: boot() the checkpoint before run_agent()")
+            raise AgentEvalsError(f"{self.label}: start() the leg (boot the checkpoint) before run_agent()")
         if self._ran:
             raise AgentEvalsError(
                 f"{self.label}: run_agent() already ran this leg (one leg per test; its metrics are in phase)"
@@ -225,7 +254,11 @@ class ResumeSession:
     def finish(self, error: BaseException | None) -> None:
         """End the leg (`error`: what the harness raised): the replay, the recorder, then `phase`.
         Raises the replay's failure, a contract drift found at the first request, or a guard's stop
-        the harness swallowed — after the trace is written."""
+        the harness swallowed — after the trace is written. Once only: `run_agent()` ends its leg
+        here, and a leg that never ran is ended by `close()`."""
+        if not self._ran or self._finished:
+            return
+        self._finished = True
         raised: BaseException | None = None
         replayer, self.replayer = self.replayer, None
         if replayer is not None and replayer.running:
@@ -271,7 +304,23 @@ class ResumeSession:
     def ran(self) -> bool:
         return self._phase is not None
 
-    def close(self) -> None:
+    def section(self) -> str | None:
+        """What the test's report shows: the fixture resumed, any contract drift, and the leg's
+        metrics (or where its trace is, when it did not run)."""
+        from ..contract import table
+        from ..trace.terminal import safe
+
+        fixture = self.fixture
+        lines = [
+            f"resumed {fixture.name} (sha256 {fixture.sha256[:12]}, step {fixture.step} of run "
+            f"{self.lineage.get('run_id')}, progress {self.progress:.3g}) in {self.mode} mode"
+        ]
+        if self.drifts:
+            lines.append("contract drift:\n" + table(self.drifts))
+        lines.append(self.phase.summary() if self.ran else f"the leg did not run; trace {self.trace}")
+        return safe("\n".join(lines))  # names and contract values come from a fixture
+
+    def close(self, failed: bool = False) -> None:
         """Stop whatever still runs (a test that never called run_agent(), or one that errored)."""
         replayer, self.replayer = self.replayer, None
         if replayer is not None and replayer.running:
@@ -281,3 +330,31 @@ class ResumeSession:
         if recorder is not None and self._phase is None:
             with contextlib.suppress(AgentEvalsError):
                 recorder.stop(status="interrupted" if self._ran else None)
+
+
+def resume_session(
+    fixture: Fixture,
+    *,
+    workspace: Path,
+    trace: Path,
+    mode: str = "live",
+    until: Condition | None = None,
+    guards: Sequence[Guard] = (),
+    declared: Mapping[str, Any] | None = None,
+    policy: str = "fail",
+    tolerate: Sequence[Tolerance] = (),
+    runner: Runner | None = None,
+    label: str = "the resumed leg",
+    settings: Settings | None = None,
+) -> ResumeRun:
+    """`ResumeSession(...)`, the 0.x spelling of a leg: a `ResumeRun` made from its old arguments."""
+    spec = RunSpec(
+        label,
+        trace=Path(trace),
+        workspace=Path(workspace),
+        guards=tuple(guards),
+        contract=dict(declared or {}),
+        settings=settings,
+        runner=runner,
+    )
+    return ResumeRun(spec, fixture, mode=mode, until=until, policy=policy, tolerate=tolerate)

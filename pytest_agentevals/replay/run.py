@@ -1,18 +1,19 @@
 """One replay — or, in a record mode, one recording — of a cassette: the state machine behind the
-`agentevals_replay` fixture and `agentevals replay`, with no pytest and no command line in it.
+`agentevals_replay` fixture and `agentevals replay`, with no pytest and no command line in it. It
+follows the one run lifecycle (`lifecycle.py`):
 
 ```python
-session = ReplaySession(settings, name="incident 0412", own=Path("cassettes/0412.trace.jsonl"))
-session.start(session.own)            # or session("other-name"), as the fixture is called
+run = ReplayRun(RunSpec("incident 0412", settings=settings), cassette=Path("cassettes/0412.trace.jsonl"))
+run.start()                   # or, unstarted, run("other-name"), as the fixture is called
 try:
-    run_my_agent(session.task)
+    run_my_agent(run.task)
 except BaseException as error:
-    session.finish(error)             # the replay's own failure wins over what it caused
+    run.finish(error)         # the replay's own failure wins over what it caused
     raise
 else:
-    session.finish(None)              # a divergence, or a run that stopped early, raises here
+    run.finish(None)          # a divergence, or a run that stopped early, raises here
 finally:
-    session.close()
+    run.close()
 ```
 
 Record modes (the `record` setting): `none` replays only; `once` records a missing cassette and
@@ -30,56 +31,62 @@ import contextlib
 import json
 import os
 import warnings
-from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..contract import tolerances
+from ..contract import ContractDriftWarning, table, tolerances
 from ..errors import AgentEvalsError, CassetteError, ConfigError
+from ..lifecycle import RunSpec
 from ..recording import program as programs
-from ..recording.factory import recorder_for
 from ..recording.recorder import Recorder
 from ..settings import REPLAY_MODES, Settings
 from ..settings.argv import Program, allowed
 from ..trace.reader import TraceReader
+from ..trace.terminal import safe
 from . import names as cassette_names
 from .cassette import Cassette
 from .engine import Replayer
-from .report import ReplayReport
-
-Runner = Callable[[Any, "ReplaySession"], Any]  # (task, session) -> the agent's result, None if not its task
+from .report import ReplayDivergenceWarning, ReplayReport
 
 
-class ReplaySession:
+class ReplayRun:
     """One test's (or one command's) replay, or recording in a record mode.
 
-    `name` is what messages call the run (a test id, a program); `agent` names it in a recording;
-    `own` is the cassette used when none is named; `record_hint` says how to record a missing
-    cassette, `rerecord` how to re-record a stale one; `runner(task, session)` starts the agent on
-    a recorded task; `inactive` says why no replay is active yet (for the error a replay-only
-    attribute raises before one is).
+    `spec.name` is what messages call the run (a test id, a program); `spec.agent` names it in a
+    recording; `spec.runner(run)` starts the agent on the recorded task (`run.task`). `cassette` is
+    what `start()` replays (None: nothing until the run is called with one, `run("NAME")`), from the
+    checkpoint at or before `from_step`, in `mode` (a marker's, below the command line's), with
+    `task` instead of the recorded one when given. `own` is the cassette used when none is named;
+    `record_hint` says how to record a missing cassette, `rerecord` how to re-record a stale one;
+    `inactive` says why no replay is active yet (for the error a replay-only attribute raises
+    before one is).
     """
+
+    layer = "replay"
 
     def __init__(
         self,
-        settings: Settings,
+        spec: RunSpec,
         *,
-        name: str,
-        agent: str = "agent",
+        cassette: Path | Cassette | None = None,
+        from_step: int | None = None,
+        mode: str | None = None,
+        task: Any = None,
         own: Path | None = None,
         record_hint: str = "record it with `agentevals record`, or check the name",
         rerecord: str | None = None,
-        runner: Runner | None = None,
         inactive: str = "call it with a cassette: agentevals_replay(NAME)",
         check_contract: bool = True,
     ) -> None:
-        self.settings = settings
-        self.name = name
-        self.agent = agent
+        self.spec = spec
+        self.settings = spec.settings if spec.settings is not None else Settings.resolve(Path.cwd())
+        self.name = spec.name
+        self.agent = spec.agent
+        self._start = (cassette, from_step, mode, task)
         self.own = own
         self.record_hint = record_hint
         self.rerecord = rerecord
-        self.runner = runner
         self.inactive = inactive
         self.check_contract = check_contract
         self.replayer: Replayer | None = None
@@ -159,12 +166,19 @@ class ReplaySession:
             path = self.own
         else:
             raise AgentEvalsError(f"{self.name}: name the cassette to replay: agentevals_replay(NAME)")
-        replayer = self.start(path, mode=mode, from_step=from_step)
+        replayer = self.replay(path, mode=mode, from_step=from_step)
         if replayer is None:
             raise AgentEvalsError(f"{self.name}: {path} is being recorded, not replayed")
         return replayer
 
-    def start(
+    def start(self) -> ReplayRun:
+        """Replay the cassette this run was made with (if any): see `replay`."""
+        cassette, from_step, mode, task = self._start
+        if cassette is not None:
+            self.replay(cassette, mode=mode, from_step=from_step, task=task)
+        return self
+
+    def replay(
         self,
         cassette: Path | Cassette,
         *,
@@ -218,7 +232,9 @@ class ReplaySession:
     def _record(self, path: Path, task: Any, start: bool = True) -> None:
         scratch = path.with_name(path.name + f".recording-{os.getpid()}")
         scratch.unlink(missing_ok=True)
-        self.recorder = recorder_for(scratch, self.settings, agent=self.agent, task=task)
+        self.recorder = Recorder.for_spec(
+            replace(self.spec, trace=scratch, task=task, guards=(), settings=self.settings)
+        )
         self._final = path
         self._task = task
         if start:
@@ -236,8 +252,8 @@ class ReplaySession:
         """Start the agent on the recorded task: through the runner, or, for a run recorded by
         `agentevals record`, by running its program again if the repository allows that program."""
         self._need("run_agent()")
-        if self.runner is not None:
-            result = self.runner(self._task, self)
+        if self.spec.runner is not None:
+            result = self.spec.runner(self)
             if result is not None:
                 return result
         argv = self._task.get("argv") if isinstance(self._task, dict) else None
@@ -274,7 +290,8 @@ class ReplaySession:
 
     def finish(self, error: BaseException | None) -> None:
         """End the replay when the run is over (`error` is what it raised, if anything): raise the
-        replay's failure, and put a recording in place."""
+        replay's failure, and put a recording in place. A divergence of a sequential replay, and a
+        contract drift that `contract_tolerate` let through, are warned of too (never silent)."""
         if self._finished:
             return
         self._finished = True
@@ -282,7 +299,32 @@ class ReplaySession:
             if self.replayer is not None:
                 self.replayer.stop(error)
         finally:
-            self._close_recording(error)
+            try:
+                self._close_recording(error)
+            finally:
+                self._warn()
+
+    def _warn(self) -> None:
+        replayer = self.replayer
+        if replayer is None:
+            return
+        if replayer.report.divergences:
+            warnings.warn(ReplayDivergenceWarning(replayer.report.text(limit=3)), stacklevel=1)
+        if replayer.report.tolerated:
+            where = self.path or self.name
+            warnings.warn(
+                ContractDriftWarning(
+                    safe(
+                        f"{where}: the contract drifted, tolerated by contract_tolerate:\n"
+                        + table(replayer.report.tolerated)
+                    )
+                ),
+                stacklevel=1,
+            )
+
+    def section(self) -> str | None:
+        """The replay's report (what it served, where it diverged); None when nothing was replayed."""
+        return self.replayer.report.text() if self.replayer is not None else None
 
     def _close_recording(self, error: BaseException | None) -> None:
         recorder, self.recorder = self.recorder, None
@@ -297,7 +339,7 @@ class ReplaySession:
         else:
             recorder.path.unlink(missing_ok=True)
 
-    def close(self) -> None:
+    def close(self, failed: bool = False) -> None:
         """Stop whatever still runs (a run that errored before it finished); drop its recording."""
         self._finished = True
         if self.replayer is not None and self.replayer.running:
