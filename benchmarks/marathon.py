@@ -44,8 +44,8 @@ from marathons import conftest as example  # noqa: E402
 from pytest_agentevals import AgentRun, Budget  # noqa: E402
 from pytest_agentevals.guards import guards_for  # noqa: E402
 from pytest_agentevals.lifecycle import RunSpec  # noqa: E402
-from pytest_agentevals.marathon.results import Plan, append_result, trace_name  # noqa: E402
 from pytest_agentevals.marathon import SeedRun  # noqa: E402
+from pytest_agentevals.marathon.results import Plan, append_result, trace_name  # noqa: E402
 
 EXAMPLE = REPO / "marathons" / "test_taskrunner_marathon.py"
 EXAMPLE_TASKS = '"tasks": 12'
