@@ -69,6 +69,18 @@ class AgentRun:
     cassette: Path | None = None
     workspace: Path | None = None
 
+    @classmethod
+    def of(cls, layer: str, run: Any) -> AgentRun:
+        """What a layer's run asks its agent: a recorder's task; a replay's recorded task, seed and
+        cassette; a marathon seed's seeded task, seed and fresh workspace."""
+        if layer == "replay":
+            seed = run.cassette.run_start.get("seed") if run.path is not None else None
+            seeded = seed if isinstance(seed, int) and not isinstance(seed, bool) else None
+            return cls("replay", run.task, run, seed=seeded, cassette=run.path)
+        if layer == "marathon":
+            return cls("marathon", run.task, run, seed=run.seed, workspace=run.workspace)
+        return cls(layer, run.spec.task, run)
+
     @property
     def replay(self) -> RunLifecycle | None:
         """The `ReplayRun` when the replay layer asks, else None."""

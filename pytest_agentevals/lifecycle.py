@@ -32,7 +32,9 @@ from typing import Any, Protocol
 
 from .guards.protocol import Guard
 from .settings import Settings
+from .settings.budgets import Budget
 
+Ask = Callable[[Any, str], Any]  # the watchdog's question: (run, reason) -> go on?
 Runner = Callable[[Any], Any]  # starts the agent on a run: runner(run) -> its result; None: not mine
 
 
@@ -44,10 +46,15 @@ class RunSpec:
     - `agent`: the agent's name in its trace; `task` and `seed`: what it is started on;
     - `trace`: where its trace is written (None: the layer's own choice, or no trace of its own);
     - `workspace`: the folder the agent works in (None: the harness chooses);
-    - `guards`: the budgets, watchdog and loop guard every model request passes;
+    - `budget`: the limits its guards enforce (per call, per run, per day; the watchdog and the loop
+      guard), and `watchdog`: what the watchdog asks when progress stops (the test's hook, in pytest);
+    - `guards`: guards of its own beyond the budget's (a `Guard` subclass of yours);
     - `contract`: what the harness declares about its environment (`pytest_agentevals_contract`);
     - `settings`: the run's settings (a marker's overrides applied); None: the engines' defaults;
     - `runner`: what `run_agent()` starts the agent with (the layer's hook, in pytest).
+
+    A spec is a description: each run made from it gets guards of its own (`make_guards`), so one spec
+    may start several runs (a re-drive, a retry) without one spending another's budget.
     """
 
     name: str
@@ -56,10 +63,26 @@ class RunSpec:
     seed: int | None = None
     trace: Path | None = None
     workspace: Path | None = None
+    budget: Budget = field(default_factory=Budget)
+    watchdog: Ask | None = field(default=None, compare=False)
     guards: tuple[Guard, ...] = ()
     contract: Mapping[str, Any] = field(default_factory=dict)
     settings: Settings | None = None
     runner: Runner | None = field(default=None, compare=False)
+
+    def make_guards(self) -> list[Guard]:
+        """Fresh guards for one run: the budget's (its day ledger the settings' `ledger`), then the
+        spec's own."""
+        from .guards.build import guards_for  # the guards' modules load with the first run
+
+        settings = self.settings
+        built = guards_for(
+            self.budget,
+            ledger=settings.ledger if settings is not None else None,
+            unreachable=settings.ledger_unreachable if settings is not None else "refuse",
+            ask=self.watchdog,
+        )
+        return [*built, *self.guards]
 
 
 class RunLifecycle(Protocol):

@@ -23,13 +23,12 @@ from typing import Any, TypeVar
 
 import pytest
 
-from .guards.build import guards_for
-from .hooks import declared_contract, watchdog_ask
+from .hooks import AgentRun, ask_resume_agent, ask_run_agent, declared_contract, watchdog_ask
 from .lifecycle import RunLifecycle, Runner, RunSpec
 from .markers import marks_of
 from .settings import Settings
 from .settings.budgets import BUDGET_MARKER, Budget, with_marks
-from .trace.naming import TRACE_PROPERTY
+from .trace.naming import TRACE_PROPERTY, trace_path_for
 
 R = TypeVar("R", bound=RunLifecycle)
 RUNS_KEY = pytest.StashKey[list[RunLifecycle]]()
@@ -39,30 +38,55 @@ CALL_FAILED_KEY = pytest.StashKey[bool]()
 def budget_for(item: pytest.Item, settings: Settings, markers: Sequence[str] = (BUDGET_MARKER,)) -> Budget:
     """The budget of a test: `[tool.agentevals.budget]`, then the budget keywords of its `markers`
     (the closest wins), under `--agentevals-budget` (which no marker overrides)."""
-    return with_marks(settings.budget, marks_of(item, markers))
+    marks = marks_of(item, markers)
+    return with_marks(settings.budget, marks)
+
+
+def agent_runner(item: pytest.Item, layer: str) -> Runner:
+    """What starts the agent on a test's run of `layer`: the `pytest_agentevals_resume_agent` hooks
+    for a resumed leg, the `pytest_agentevals_run_agent(run)` hooks (`run.layer == layer`) for the
+    others — of the conftest.py files that apply to the test, or every one's for a collected
+    cassette, which may lie outside the collected folders and have no conftest.py of its own."""
+    if layer == "resume":
+        hooks = item.ihook
+
+        def resume(leg: Any) -> Any:
+            __tracebackhide__ = True
+            return ask_resume_agent(hooks, leg, item.nodeid)
+
+        return resume
+    asked = item.config.hook if layer == "replay" else item.ihook
+    hook = asked.pytest_agentevals_run_agent
+
+    def run_agent(run: Any) -> Any:
+        return ask_run_agent(hook, AgentRun.of(layer, run))
+
+    return run_agent
 
 
 def spec_for(
     item: pytest.Item,
     settings: Settings,
+    layer: str,
     *,
     markers: Sequence[str] = (BUDGET_MARKER,),
     budget: Budget | None = None,
     trace: Path | None = None,
+    own_trace: bool = False,
     task: Any = None,
     seed: int | None = None,
     workspace: Path | None = None,
     agent: str | None = None,
-    runner: Runner | None = None,
 ) -> RunSpec:
-    """A test's run: named by its id, its agent by the test's name, guarded by its budget (`budget`,
-    or its `markers`' over the settings) with the watchdog asking its conftest.py files, its
-    contract what their `pytest_agentevals_contract()` hooks declare."""
+    """A test's run of `layer`: named by its id, its agent by the test's name and started through
+    the layer's hook (`agent_runner`), guarded by its budget (`budget`, or its `markers`' over the
+    settings) with the watchdog asking its conftest.py files, its contract what their
+    `pytest_agentevals_contract()` hooks declare. Its trace is `trace`, or with `own_trace` the
+    test's own under the settings' trace folder."""
     hooks = item.ihook  # the hooks of the conftest.py files that apply to the test
-    chosen = budget if budget is not None else budget_for(item, settings, markers)
-    guards = guards_for(
-        chosen, ledger=settings.ledger, unreachable=settings.ledger_unreachable, ask=watchdog_ask(hooks)
-    )
+    runner, watchdog, contract = agent_runner(item, layer), watchdog_ask(hooks), declared_contract(hooks)
+    if own_trace:
+        trace = trace_path_for(item.nodeid, settings.trace_dir)
     return RunSpec(
         name=item.nodeid,
         agent=agent if agent is not None else getattr(item, "originalname", item.name),
@@ -70,8 +94,9 @@ def spec_for(
         seed=seed,
         trace=trace,
         workspace=workspace,
-        guards=tuple(guards),
-        contract=declared_contract(hooks),
+        budget=budget if budget is not None else budget_for(item, settings, markers),
+        watchdog=watchdog,
+        contract=contract,
         settings=settings,
         runner=runner,
     )
@@ -133,4 +158,4 @@ def _finish(item: pytest.Item, error: BaseException | None) -> None:
         raise raised
 
 
-__all__ = ["CALL_FAILED_KEY", "RUNS_KEY", "RunPhases", "budget_for", "opened", "spec_for"]
+__all__ = ["CALL_FAILED_KEY", "RUNS_KEY", "RunPhases", "agent_runner", "budget_for", "opened", "spec_for"]

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import ConfigError
-from ..hooks import AgentRun, ask_run_agent
 from ..markers import MarkerSpec, is_worker
 from ..runs import budget_for, opened, spec_for
 from ..settings import Settings
@@ -318,22 +317,18 @@ class MarathonLayer:
         name = trace_name(seeding.test, seeding.seed)
         hooks = item.ihook  # the conftest.py files that apply to this test
 
-        def runner(run: SeedRun) -> Any:
-            agent_run = AgentRun("marathon", run.task, run, seed=run.seed, workspace=run.workspace)
-            return ask_run_agent(hooks.pytest_agentevals_run_agent, agent_run)
-
         def resumer(point: Any) -> Any:
             return hooks.pytest_agentevals_resume_agent(checkpoint=point)  # the resume layer's (firstresult)
 
         spec = spec_for(
             item,
             settings,
+            "marathon",
             markers=(BUDGET_MARKER, MARATHON.name),
             trace=settings.marathon_dir / name,
             task=marked.values.get("task"),
             seed=seeding.seed,
             workspace=request.getfixturevalue("tmp_path") / "workspace",
-            runner=runner,
         )
         spec = dataclasses.replace(spec, name=seeding.test)  # the test, without its seed
         run = SeedRun(

@@ -11,11 +11,10 @@ def test_agent_finishes(agentevals_recorder):
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
-from ..hooks import AgentRun, ask_run_agent
 from ..runs import opened, spec_for
 from ..settings import Settings
 
@@ -39,16 +38,10 @@ class RecordingPlugin:
         `pytest_agentevals_run_agent(run)` hooks (`run.layer == "record"`), for a test that does not
         call it itself.
         """
-        from ..trace.naming import trace_path_for
         from .recorder import Recorder
 
         item = request.node
-        path = trace_path_for(item.nodeid, self.settings.trace_dir)
-        path.unlink(missing_ok=True)
-        hook = item.ihook.pytest_agentevals_run_agent
-
-        def runner(recorder: Any) -> Any:
-            return ask_run_agent(hook, AgentRun("record", recorder.spec.task, recorder))
-
-        spec = spec_for(item, self.settings, trace=path, agent=item.name, runner=runner)
+        spec = spec_for(item, self.settings, "record", own_trace=True, agent=item.name)
+        assert spec.trace is not None
+        spec.trace.unlink(missing_ok=True)
         yield from opened(item, Recorder.for_spec(spec))

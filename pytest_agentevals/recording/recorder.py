@@ -136,9 +136,9 @@ class Recorder:
 
     @classmethod
     def for_spec(cls, spec: RunSpec, **run: Any) -> Recorder:
-        """The recorder of a run: `spec.trace`, its agent, task, seed, contract and guards, and its
-        settings' contract packages and price table; `run` holds what else is this recording's own
-        (`resumed_from`, `require_model_call`, `secrets`...)."""
+        """The recorder of a run: `spec.trace`, its agent, task, seed, contract and guards (made fresh
+        for this run from its budget), and its settings' contract packages and price table; `run`
+        holds what else is this recording's own (`resumed_from`, `require_model_call`, `secrets`...)."""
         if spec.trace is None:
             raise RecordingError(f"{spec.name}: a recording needs a trace path (RunSpec.trace)")
         if spec.settings is not None:
@@ -150,7 +150,7 @@ class Recorder:
             seed=spec.seed,
             task=spec.task,
             contract=spec.contract,
-            guards=spec.guards,
+            guards=spec.make_guards(),
             **run,
         )
         recorder.spec = spec

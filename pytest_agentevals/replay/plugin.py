@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import CassetteError, ConfigError
-from ..hooks import AgentRun, ask_run_agent
 from ..markers import MarkerSpec, near_miss
 from ..runs import opened, spec_for
 from ..settings import Settings
@@ -83,17 +82,8 @@ class ReplayLayer:
         started through the `pytest_agentevals_run_agent(run)` hooks."""
         from .run import ReplayRun
 
-        # Every conftest's runner is asked (each declines a task not its own with None): a cassette
-        # collected from outside the collected folders has no conftest of its own to ask (item.ihook).
-        hook = item.config.hook.pytest_agentevals_run_agent
-
-        def runner(run: ReplayRun) -> Any:
-            seed = run.cassette.run_start.get("seed") if run.path is not None else None
-            seeded = seed if isinstance(seed, int) and not isinstance(seed, bool) else None
-            return ask_run_agent(hook, AgentRun("replay", run.task, run, seed=seeded, cassette=run.path))
-
         return ReplayRun(
-            spec_for(item, settings, budget=Budget(), agent=item.name, runner=runner),
+            spec_for(item, settings, "replay", budget=Budget(), agent=item.name),
             cassette=cassette,
             own=self.own_cassette(item),
             record_hint=(

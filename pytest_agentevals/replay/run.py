@@ -42,6 +42,7 @@ from ..recording import program as programs
 from ..recording.recorder import Recorder
 from ..settings import REPLAY_MODES, Settings
 from ..settings.argv import Program, allowed
+from ..settings.budgets import Budget
 from ..trace.reader import TraceReader
 from ..trace.terminal import safe
 from . import names as cassette_names
@@ -233,7 +234,7 @@ class ReplayRun:
         scratch = path.with_name(path.name + f".recording-{os.getpid()}")
         scratch.unlink(missing_ok=True)
         self.recorder = Recorder.for_spec(
-            replace(self.spec, trace=scratch, task=task, guards=(), settings=self.settings)
+            replace(self.spec, trace=scratch, task=task, budget=Budget(), guards=(), settings=self.settings)
         )
         self._final = path
         self._task = task

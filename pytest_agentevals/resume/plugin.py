@@ -25,7 +25,6 @@ supervisor restarting a crashed seed — can ask them.
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -33,9 +32,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import AgentEvalsDeprecationWarning, AgentEvalsError, ConfigError
-from ..hooks import ask_resume_agent
 from ..markers import MarkerSpec
-from ..runs import budget_for, opened, spec_for
+from ..runs import opened, spec_for
 from ..settings import Settings
 from ..settings.budgets import KEYS as BUDGET_KEYS
 from ..settings.budgets import check
@@ -96,9 +94,7 @@ class ResumeLayer:
         loaded, and the leg's recorder running with its guards. `run_agent()` runs the next leg through
         the `pytest_agentevals_resume_agent` hook; `phase` holds its metrics."""
         from ..contract import ContractDriftWarning, table
-        from ..trace.naming import trace_path_for
         from .run import ResumeRun
-        from .store import open_fixture
 
         item = request.node
         marked = RESUME.of(item)
@@ -114,34 +110,18 @@ class ResumeLayer:
                 f"{item.nodeid}: agentevals_resume records the leg itself (its trace is "
                 "phase.trace); drop the agentevals_recorder fixture from this test"
             )
-        settings = marked.settings
-        fixture = open_fixture(name, settings.fixtures_dir, settings.rootdir)
-        mode = marked.values.get("mode", "live")
-        budget = budget_for(item, settings, markers=("resume",))
-        if mode == "replayed":
-            budget = dataclasses.replace(budget, max_daily_cost_usd=None)  # replayed calls cost nothing
-        hooks = item.ihook  # the hooks of the conftest.py files that apply to the test
-
-        def runner(leg: ResumeRun) -> Any:
-            __tracebackhide__ = True
-            return ask_resume_agent(hooks, leg, item.nodeid)
-
+        workspace = request.getfixturevalue("tmp_path") / "workspace"
         spec = spec_for(
-            item,
-            settings,
-            budget=budget,
-            trace=trace_path_for(item.nodeid, settings.trace_dir),
-            workspace=request.getfixturevalue("tmp_path") / "workspace",
-            runner=runner,
+            item, marked.settings, "resume", markers=("resume",), own_trace=True, workspace=workspace
         )
-        leg = ResumeRun(spec, fixture, mode=mode, until=marked.values.get("until"))
+        leg = ResumeRun(spec, name, mode=marked.values.get("mode", "live"), until=marked.values.get("until"))
         for run in opened(item, leg):
             if leg.drifts:
                 from ..trace.terminal import safe  # the recorded values come from the fixture
 
                 warnings.warn(
                     ContractDriftWarning(
-                        safe(f"{fixture.where}: the contract drifted:\n{table(leg.drifts)}")
+                        safe(f"{leg.fixture.where}: the contract drifted:\n{table(leg.drifts)}")
                     ),
                     stacklevel=1,
                 )

@@ -45,11 +45,13 @@ from ..lifecycle import Runner, RunSpec
 from ..recording import Recorder
 from ..replay import Replayer
 from ..settings import Settings
+from ..settings.budgets import Budget
 from ..trace.events import Event
 from ..trace.reader import TornTraceWarning, TraceReader
 from .contract_guard import ContractGuard
 from .fixture import Fixture
 from .phase import Phase
+from .store import open_fixture
 from .until import Condition, Until
 
 MODES = ("live", "replayed")
@@ -59,10 +61,12 @@ class ResumeRun:
     """One leg resumed from a checkpoint fixture. Has what a `ResumePoint` has (`name`, `state`,
     `workspace`, `task`, `seed`, `step`, `lineage`, `events`), so the resume hook takes either.
 
-    From `spec`: `trace` (the leg's trace), `workspace` (where the fixture's workspace is restored),
-    `guards` (the leg's budgets), `contract` (what the harness declares now), `runner` (the resume
-    hook), `name` (what messages call the leg) and `settings` (the contract policy and tolerances,
-    unless `policy` and `tolerate` are given). The task, seed and agent are the fixture's.
+    `fixture` is a checkpoint fixture, or the name of one under the settings' `fixtures_dir`. From
+    `spec`: `trace` (the leg's trace), `workspace` (where the fixture's workspace is restored),
+    `budget` and `guards` (the leg's; a `replayed` leg's calls cost nothing, so no day budget holds
+    it), `contract` (what the harness declares now), `runner` (the resume hook), `name` (what
+    messages call the leg) and `settings` (the contract policy and tolerances, unless `policy` and
+    `tolerate` are given). The task, seed and agent are the fixture's.
     """
 
     layer = "resume"
@@ -70,7 +74,7 @@ class ResumeRun:
     def __init__(
         self,
         spec: RunSpec,
-        fixture: Fixture,
+        fixture: Fixture | str,
         *,
         mode: str = "live",
         until: Condition | None = None,
@@ -81,11 +85,14 @@ class ResumeRun:
             raise ValueError(f"resume mode {mode!r} is not one of {', '.join(MODES)}")
         if spec.trace is None or spec.workspace is None:
             raise AgentEvalsError(f"{spec.name}: a resumed leg needs a trace and a workspace (RunSpec)")
+        self.workspace, self.trace = Path(spec.workspace), Path(spec.trace)
         settings = spec.settings
+        if isinstance(fixture, str) and settings is None:
+            raise AgentEvalsError(f"{spec.name}: name a fixture only with settings (its fixtures_dir)")
+        if mode == "replayed":
+            spec = replace(spec, budget=replace(spec.budget, max_daily_cost_usd=None))
         self.spec = spec
-        self.fixture = fixture
-        self.workspace = Path(spec.workspace)
-        self.trace = Path(spec.trace)
+        self._fixture = fixture  # a name is opened (read and checked) when the leg starts
         self.mode = mode
         self.until = until
         self.declared = dict(spec.contract)
@@ -97,15 +104,8 @@ class ResumeRun:
         self.label = spec.name
         self._settings = settings
         self._packages = settings.contract_packages if settings is not None else ("anthropic",)
-        self._contract_guard = ContractGuard(
-            fixture.contract, self.policy, fixture.where, fixture.name, self.tolerate
-        )
-        self._until = Until(until, fixture.progress) if until is not None else None
-        self._guards: list[Guard] = [
-            self._contract_guard,
-            *([self._until] if self._until else []),
-            *spec.guards,
-        ]
+        self._contract_guard: ContractGuard | None = None
+        self._until: Until | None = None
         self.state: dict[str, Any] = {}
         self.drifts: list[Drift] = []
         self.recorder: Recorder | None = None
@@ -120,8 +120,17 @@ class ResumeRun:
     # -- what a ResumePoint has -------------------------------------------------------------------
 
     @property
+    def fixture(self) -> Fixture:
+        """The checkpoint fixture the leg resumes (opened by `start()` when it was given by name)."""
+        if isinstance(self._fixture, str):
+            raise AgentEvalsError(
+                f"{self.label}: the fixture {self._fixture!r} is opened when the leg starts"
+            )
+        return self._fixture
+
+    @property
     def name(self) -> str:
-        return self.fixture.name
+        return self._fixture if isinstance(self._fixture, str) else self._fixture.name
 
     @property
     def task(self) -> Any:
@@ -159,6 +168,15 @@ class ResumeRun:
         if self._booted:
             raise AgentEvalsError(f"{self.label}: this leg was booted already (one leg per run)")
         self._booted = True
+        if isinstance(self._fixture, str):
+            assert self._settings is not None
+            self._fixture = open_fixture(self._fixture, self._settings.fixtures_dir, self._settings.rootdir)
+        fixture = self._fixture
+        self._contract_guard = ContractGuard(
+            fixture.contract, self.policy, fixture.where, fixture.name, self.tolerate
+        )
+        self._until = Until(self.until, fixture.progress) if self.until is not None else None
+        own: list[Guard] = [self._contract_guard, *([self._until] if self._until else [])]
         self.drifts = self.fixture.check_contract(self.declared, policy=self.policy, tolerate=self.tolerate)
         self.fixture.restore(self.workspace)
         self.state = self.fixture.state()
@@ -171,7 +189,8 @@ class ResumeRun:
             agent=self.fixture.agent or "agent",
             seed=seed,
             task=self.task,
-            guards=tuple(self._guards),
+            budget=Budget(),  # the leg's guards, made here: the contract's and until's first
+            guards=(*own, *self.spec.make_guards()),
         )
         self.recorder = Recorder.for_spec(
             leg,
@@ -278,7 +297,7 @@ class ResumeRun:
             str(self.until) if self.until is not None else None,
             self._until.reached if self._until is not None else False,
         )
-        if self._contract_guard.drifts and self.policy == "warn":
+        if self._contract_guard is not None and self._contract_guard.drifts and self.policy == "warn":
             self.drifts = [*self.drifts, *self._contract_guard.drifts]
         swallowed = halt is not None and error is None and not self._is_until_stop(halt)
         if raised is None and swallowed:
@@ -306,7 +325,9 @@ class ResumeRun:
 
     def section(self) -> str | None:
         """What the test's report shows: the fixture resumed, any contract drift, and the leg's
-        metrics (or where its trace is, when it did not run)."""
+        metrics (or where its trace is, when it did not run); None before the fixture was opened."""
+        if isinstance(self._fixture, str):
+            return None
         from ..contract import table
         from ..trace.terminal import safe
 
