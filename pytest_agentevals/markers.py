@@ -1,18 +1,13 @@
-"""Each layer's marker, declared once and checked once at collection (`MarkerSpec`); and
-`is_worker`, the one test of "this process is an xdist worker". The pytest glue every face shares,
-beside the top-level `plugin.py`: small and generic, and no engine imports it (a test checks).
+"""Each layer's marker, declared once and checked once at collection (`MarkerSpec`), a test's marks
+read in precedence order (`marks_of`), and `is_worker`, the one test of an xdist worker: the pytest
+glue every face shares, beside the top-level `plugin.py`, small and generic; no engine imports it.
 
-A face declares the marker it reads — its positional arguments, its own keywords with a parser
-each, and the keywords that override a setting (parsed by `Settings.for_marker`):
-
-    REPLAY = MarkerSpec("replay", positional=("cassette",), keywords={"cassette": text, ...},
-                        settings=("replay_mode", "record"))
-
-and calls `spec.check(session, items, settings)` from `pytest_collection_modifyitems`. Any mistake
-stops the run before a test runs, with `pytest.UsageError` naming the test, the keyword and the
-allowed ones: an unknown keyword (`mdoe=`), a bad value, too many positional arguments, or an
-unregistered marker whose name is a near miss of the layer's (`@pytest.mark.replya`). What it
-parsed waits in `item.stash[spec.key]` for the layer's fixture.
+A face declares its marker — positional arguments, its own keywords with a parser each, and the
+keywords that override a setting (`Settings.for_marker`) — and calls `spec.check(session, items,
+settings)` at collection: any mistake stops the run with `pytest.UsageError` naming the test, the
+keyword and the allowed ones (an unknown keyword, a bad value, too many positional arguments, an
+unregistered near miss of the marker's name such as `@pytest.mark.replya`). What it parsed waits in
+`item.stash[spec.key]` for the layer's fixture.
 """
 
 from __future__ import annotations
@@ -37,11 +32,6 @@ class Marked:
 
     values: Mapping[str, Any]
     settings: Settings
-
-    @property
-    def bare(self) -> bool:
-        """No argument of the layer's own (setting keywords aside): the test's own default applies."""
-        return not self.values
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,11 +89,9 @@ class MarkerSpec:
 
     def check(self, session: pytest.Session, items: list[pytest.Item], settings: Settings) -> None:
         """Check this marker on every collected test (every one of its marks, module-level ones too)
-        and keep the closest one's reading; raise `pytest.UsageError` listing the mistakes.
-
-        Under pytest-xdist a worker cannot end the run with a usage error (the controller would call
-        it a crash): it stops the session with the message instead, and collects nothing.
-        """
+        and keep the closest one's reading; raise `pytest.UsageError` listing the mistakes. An xdist
+        worker cannot end the run with a usage error (the controller would call it a crash): it
+        stops the session with the message instead, and collects nothing."""
         try:
             self._check(items, settings, registered_markers(session.config))
         except pytest.UsageError as exc:
@@ -149,8 +137,7 @@ def near_miss(name: str, candidates: Iterable[str]) -> str | None:
 
 def registered_markers(config: pytest.Config) -> set[str]:
     """The names of every marker registered with pytest (by plugins and the ini `markers`)."""
-    lines = config.getini("markers")
-    return {str(line).split(":", 1)[0].split("(", 1)[0].strip() for line in lines}
+    return {str(line).split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}
 
 
 def _call(mark: pytest.Mark) -> str:

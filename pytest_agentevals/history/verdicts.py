@@ -34,7 +34,7 @@ def verdict_of(passes: int, failures: int) -> str:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class CommitVerdict:
     test_id: str
     variant: str
     layer: str | None
@@ -49,10 +49,10 @@ class Verdict:
         return (self.test_id, self.variant, self.sha)
 
 
-def verdicts(counts: Iterable[VerdictCount]) -> list[Verdict]:
+def verdicts(counts: Iterable[VerdictCount]) -> list[CommitVerdict]:
     """One verdict per count row, the most recent first."""
     out = [
-        Verdict(
+        CommitVerdict(
             c.test_id,
             c.variant,
             c.layer,
@@ -144,7 +144,7 @@ def false_red_of(
 
 def layer_metrics(
     layer: str | None,
-    all_verdicts: Iterable[Verdict],
+    all_verdicts: Iterable[CommitVerdict],
     *,
     window: int,
     run_layers: Iterable[RunLayer] = (),

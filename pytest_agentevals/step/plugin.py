@@ -24,9 +24,9 @@ from ..settings import Settings
 
 if TYPE_CHECKING:  # the engine loads with the first goldens file collected or case run
     from .case import StepCase
+    from .goldens import Flushed, Goldens
     from .judge import Judge, JudgeSpec, JudgeVerdict
     from .runner import CaseRun, Decide
-    from .session import Flushed, StepSession
 
 GOLDENS_SUFFIXES = (".yaml", ".yml")
 
@@ -42,16 +42,16 @@ class StepLayer:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.settings = settings
         self.flushed: Flushed | None = None
-        self._session: StepSession | None = None
+        self._goldens: Goldens | None = None
 
     @property
-    def session(self) -> StepSession:
+    def goldens(self) -> Goldens:
         """The session's decision stores and writes, made when the first case runs."""
-        if self._session is None:
-            from .session import StepSession
+        if self._goldens is None:
+            from .goldens import Goldens
 
-            self._session = StepSession(self.settings.rootdir, self.settings.prices)
-        return self._session
+            self._goldens = Goldens(self.settings.rootdir, self.settings.prices)
+        return self._goldens
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.stash[LAYER_KEY] = self
@@ -98,12 +98,12 @@ class StepLayer:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, "agentevals_step", None)
         if isinstance(payload, dict):
-            self.session.receive(report.nodeid, payload)
+            self.goldens.receive(report.nodeid, payload)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if is_worker(session.config) or self._session is None:
+        if is_worker(session.config) or self._goldens is None:
             return  # an xdist worker (its reports carried everything to the controller), or no case
-        self.flushed = self._session.flush()
+        self.flushed = self._goldens.flush()
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         done = self.flushed
@@ -178,7 +178,7 @@ class StepItem(pytest.Function):
         from .render import StepMismatch, explain
         from .runner import run_case
 
-        session = self.config.stash[LAYER_KEY].session
+        goldens = self.config.stash[LAYER_KEY].goldens
         case = self.case
         payload: dict[str, Any] = {"file": str(case.path), "case": case.id}
         self.stash[PAYLOAD_KEY] = payload
@@ -186,10 +186,10 @@ class StepItem(pytest.Function):
         run = run_case(
             case,
             self.funcargs["agentevals_decide"],  # type: ignore[arg-type]
-            session.store(case.path).exchanges(case.id),
+            goldens.store(case.path).exchanges(case.id),
             self.config.stash[RECORD_KEY],
             judge,
-            session.prices,
+            goldens.prices,
             self.nodeid,
             self.config.stash[LAYER_KEY].settings.replay_via,
         )

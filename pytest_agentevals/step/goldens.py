@@ -30,7 +30,7 @@ class Flushed:
     errors: list[str] = field(default_factory=list)
 
 
-class StepSession:
+class Goldens:
     def __init__(self, rootdir: Path, prices: Mapping[str, Mapping[str, float]] | None = None) -> None:
         self.rootdir = rootdir
         self.prices = PriceTable(prices)
