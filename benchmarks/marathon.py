@@ -100,7 +100,7 @@ def session(folder: Path, workers: int) -> tuple[float, float]:
         "--agentevals-history=off",
         "--agentevals-rerun-seeds",
         "--agentevals-sha=bench",
-        f"--agentevals-marathon-dir={folder / 'out'}",
+        f"--agentevals-marathons-dir={folder / 'out'}",
         "-n",
         str(workers),
     ]

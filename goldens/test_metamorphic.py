@@ -2,7 +2,7 @@
 the right answer, and check the decision still passes. Off the fast gate (`-m step` skips them):
 each perturbed request is new, so it goes to the model live (here the simulated one).
 
-    pytest goldens -m metamorphic
+    pytest goldens -m agentevals_metamorphic
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pytest_agentevals.step.strategies import Perturbed, perturbations
 AFTER_COMPACTION = load_case(Path(__file__).parent / "taskrunner.yaml", "step-16-tool-choice")
 
 
-@pytest.mark.metamorphic
+@pytest.mark.agentevals_metamorphic
 @settings(max_examples=12, derandomize=True, database=None, deadline=None)
 @given(perturbed=perturbations(AFTER_COMPACTION, pad_tokens=1500))
 def test_the_next_task_survives_perturbation(

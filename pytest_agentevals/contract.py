@@ -297,7 +297,7 @@ def fix_for(name: str | None) -> str:
         f"TRACE --at STEP --name {name} --force), or, if the drift is harmless, bless it: "
         f"agentevals resume bless {name} --reason '...' (kept in the manifest's history); or "
         "tolerate the keys in [tool.agentevals] contract_tolerate, or "
-        '@pytest.mark.resume(..., contract="warn")'
+        '@pytest.mark.resume(..., contract_policy="warn")'
     )
 
 

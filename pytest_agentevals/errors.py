@@ -107,8 +107,13 @@ class StaleGolden(GoldenError):
     """A step case whose model request changed since its decision was recorded, with recording off."""
 
 
-class CassetteError(AgentEvalsError):
-    """A cassette that cannot be replayed: missing, corrupt or truncated. Names the file and line."""
+class ReplayError(AgentEvalsError):
+    """The replay layer's errors: a cassette that cannot be replayed, a request it does not hold, a
+    divergence from it."""
+
+
+class CassetteError(ReplayError):
+    """A cassette that cannot be replayed: missing, corrupt, truncated or stale. Names the file."""
 
     def __init__(self, path: str | Path, line: int, problem: str, fix: str) -> None:
         self.path = str(path)
@@ -119,16 +124,21 @@ class CassetteError(AgentEvalsError):
         super().__init__(f"{where}: {problem} ({fix})")
 
 
-class UnrecordedRequest(AgentEvalsError):
+class UnrecordedRequest(ReplayError):
     """A replay met a request (or a connection) the recording does not hold; nothing went live."""
 
 
-class ReplayDivergence(AgentEvalsError):
+class ReplayDivergence(ReplayError):
     """A replayed run asked for something other than what was recorded: names the call and the diff."""
 
 
-class StaleCassette(AgentEvalsError):
-    """A cassette recorded against another environment (tool schemas, prompt, model, packages)."""
+class StaleCassette(CassetteError):
+    """A cassette recorded against another environment (tool schemas, prompt, model, packages): the
+    message lists what differs and how to re-record."""
+
+    def __init__(self, message: str, *, path: str | Path = "", fix: str = "") -> None:
+        AgentEvalsError.__init__(self, message)  # the whole message: a list of differences, then the fix
+        self.path, self.line, self.problem, self.fix = str(path), 0, message, fix
 
 
 class RunStopped(AgentEvalsError):

@@ -19,9 +19,10 @@ from typing import Any
 
 import pytest
 
-from .errors import ConfigError
+from .errors import AgentEvalsDeprecationWarning, ConfigError
 from .settings import Settings
 from .settings.budgets import Mark
+from .settings.options import OLD_MARKER_KWARGS, renamed
 
 Parse = Callable[[str, Any], Any]  # (where, raw value) -> value, raising ConfigError
 
@@ -32,6 +33,7 @@ class Marked:
 
     values: Mapping[str, Any]
     settings: Settings
+    renamed: tuple[tuple[str, str], ...] = ()  # the 0.x keywords it used, and their names now
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,7 +70,12 @@ class MarkerSpec:
                 "give the others as keywords: " + ", ".join(self.allowed),
             )
         raw = dict(zip(self.positional, mark.args, strict=False))
+        renamed: list[tuple[str, str]] = []
         for name, value in mark.kwargs.items():
+            new = getattr(OLD_MARKER_KWARGS.get(name), "marker_kwarg", None)
+            if new in self.settings:  # a setting keyword's 0.x spelling
+                renamed.append((name, new))
+                name = new
             if name in raw:
                 raise ConfigError(f"{where}({name}=...)", "given twice, as a positional and a keyword")
             raw[name] = value
@@ -80,12 +87,19 @@ class MarkerSpec:
             elif name in self.parsers:
                 values[name] = self.parsers[name](f"{where}({name}=...)", value)
             else:
-                near = difflib.get_close_matches(name, self.allowed, n=1)
-                hint = f"did you mean {near[0]}=? " if near else ""
+                near = self._near(name)
+                hint = f"did you mean {near}=? " if near else ""
                 raise ConfigError(
                     f"{where}({name}=...)", "unknown keyword", hint + "allowed: " + ", ".join(self.allowed)
                 )
-        return Marked(values, settings.for_marker(self.name, overrides))
+        return Marked(values, settings.for_marker(self.name, overrides), tuple(renamed))
+
+    def _near(self, name: str) -> str | None:
+        """The keyword `name` looks like a typo of (a 0.x spelling's near miss gives its name now)."""
+        old = {o: str(OLD_MARKER_KWARGS[o].marker_kwarg) for o in OLD_MARKER_KWARGS}
+        olds = [o for o in old if old[o] in self.settings]
+        near = difflib.get_close_matches(name, [*self.allowed, *olds], n=1)
+        return (old.get(near[0], near[0])) if near else None
 
     def check(self, session: pytest.Session, items: list[pytest.Item], settings: Settings) -> None:
         """Check this marker on every collected test (every one of its marks, module-level ones too)
@@ -116,6 +130,9 @@ class MarkerSpec:
                 closest = item.get_closest_marker(self.name)
                 for mark in item.iter_markers(self.name):
                     marked = self.parse(mark, settings)
+                    for old, new in marked.renamed:
+                        where = f"@pytest.mark.{self.name}"
+                        item.warn(AgentEvalsDeprecationWarning(renamed(f"{old}=", f"{new}=", where)))
                     if mark is closest:
                         item.stash[self.key] = marked
             except ConfigError as exc:

@@ -86,7 +86,7 @@ def spec_for(
     hooks = item.ihook  # the hooks of the conftest.py files that apply to the test
     runner, watchdog, contract = agent_runner(item, layer), watchdog_ask(hooks), declared_contract(hooks)
     if own_trace:
-        trace = trace_path_for(item.nodeid, settings.trace_dir)
+        trace = trace_path_for(item.nodeid, settings.traces_dir)
     return RunSpec(
         name=item.nodeid,
         agent=agent if agent is not None else getattr(item, "originalname", item.name),

@@ -105,7 +105,7 @@ def test_a_resume_hook_that_returned_nothing_is_told_so(pytester: pytest.Pyteste
         test_leg="""
         import pytest
 
-        @pytest.mark.resume("counter-2", contract="skip")
+        @pytest.mark.resume("counter-2", contract_policy="skip")
         def test_leg(agentevals_resume):
             agentevals_resume.run_agent()
         """

@@ -72,7 +72,7 @@ def test_recorder_fixture_writes_one_trace_per_test(pytester: pytest.Pytester) -
             assert False
         """
     )
-    result = pytester.runpytest("--agentevals-trace-dir=traces", "--agentevals-history=off")
+    result = pytester.runpytest("--agentevals-traces-dir=traces", "--agentevals-history=off")
     result.assert_outcomes(passed=2, failed=1)
     traces = sorted((pytester.path / "traces").glob("*.trace.jsonl"))
     assert len(traces) == 3  # the two parametrized ids clean up alike, their hashes keep them apart
@@ -122,7 +122,7 @@ def test_recorder_fixture_under_xdist_writes_every_trace(pytester: pytest.Pytest
         """
     )
     result = pytester.runpytest_subprocess(
-        "-n", "2", "--agentevals-trace-dir=traces", "--agentevals-history=off"
+        "-n", "2", "--agentevals-traces-dir=traces", "--agentevals-history=off"
     )
     result.assert_outcomes(passed=12)
     traces = sorted((pytester.path / "traces").glob("*.trace.jsonl"))

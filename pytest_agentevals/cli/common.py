@@ -6,14 +6,21 @@
   default come from the `OPTIONS` table) and read back through `settings_of`, which hands every such
   flag to `Settings.for_command_line`: the command line over `[tool.agentevals]` over the default,
   worked out in one place.
+- Names (the naming table, `settings/names.py`): where a command writes is `-o/--output`; a
+  setting's flag is its key. A flag's 0.x spelling (`add_renamed`) still works for one release,
+  hidden from `--help`, and says on stderr which flag to write; so does a setting's old key.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ..settings import BY_KEY, Settings
+from ..settings.options import renamed
 
 FORMAT_HELP = {
     "text": "for a person",
@@ -40,21 +47,55 @@ def add_setting(
     parser: argparse.ArgumentParser, key: str, metavar: str | None = None, help: str | None = None
 ) -> None:
     """A flag overriding the setting `key` (`--history` for `history`), its help from `OPTIONS`
-    unless the command says it better."""
+    unless the command says it better; the key's 0.x spellings as flags too, warned."""
     option = BY_KEY[key]
     default = f", else {option.default}" if option.default not in (None, {}, ()) else ""
+    flag = "--" + key.replace("_", "-")
     parser.add_argument(
-        "--" + key.replace("_", "-"),
+        flag,
         dest=key,
         action="append" if option.text else "store",  # a table's command-line form may be repeated
         metavar=metavar or option.metavar or key.upper(),
         help=help
         or f"{option.help} (default: [tool.agentevals] {key} in the nearest pyproject.toml{default})",
     )
+    add_renamed(parser, flag, ["--" + old.replace("_", "-") for old in option.old], dest=key)
+
+
+class _Renamed(argparse.Action):
+    """A flag's 0.x spelling: stores what the flag now spelled `new` stores, and says so on stderr."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, new: str = "", **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None
+    ) -> None:
+        print(f"agentevals: {renamed(str(option), self.new, parser.prog)}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_renamed(
+    parser: argparse.ArgumentParser, new: str, old: Sequence[str], *, dest: str, **kwargs: Any
+) -> None:
+    """The 0.x spellings `old` of the flag `new` (which takes one value), kept out of `--help`."""
+    if old:
+        parser.add_argument(*old, dest=dest, action=_Renamed, new=new, help=argparse.SUPPRESS, **kwargs)
+
+
+def add_output(parser: argparse.ArgumentParser, help: str, *, old: Sequence[str] = (), **kwargs: Any) -> None:
+    """`-o/--output`, where the command writes (every command spells it so), and its 0.x spellings."""
+    parser.add_argument("-o", "--output", dest="output", help=help, **kwargs)
+    add_renamed(parser, "--output", old, dest="output", **{k: v for k, v in kwargs.items() if k == "type"})
 
 
 def settings_of(args: argparse.Namespace, rootdir: Path | None = None) -> Settings:
     """The command's settings: each flag declared with `add_setting` over `[tool.agentevals]` of the
-    nearest pyproject.toml (at or above `rootdir` when given, else the current directory)."""
+    nearest pyproject.toml (at or above `rootdir` when given, else the current directory). What the
+    configuration still spells as in 0.x is said on stderr."""
     cli = {key: value for key, value in vars(args).items() if key in BY_KEY}
-    return Settings.for_command_line(cli, start=rootdir.resolve() if rootdir is not None else None)
+    settings = Settings.for_command_line(cli, start=rootdir.resolve() if rootdir is not None else None)
+    for warning in settings.deprecations:
+        print(f"agentevals: {warning}", file=sys.stderr)
+    return settings

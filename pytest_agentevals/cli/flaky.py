@@ -24,7 +24,7 @@ from ..history.backends import history_of, open_store
 from ..history.budgets import FLAKY_EXIT_CODE
 from ..history.ingest import Ingester, expand
 from ..settings.layers import LAYER_NAMES
-from .common import add_format, add_setting, settings_of
+from .common import add_format, add_output, add_setting, settings_of
 
 
 def register(subparsers: Any) -> None:
@@ -90,11 +90,16 @@ def register(subparsers: Any) -> None:
         "migrate",
         help="copy the SQLite history into PostgreSQL",
         description="Copy every source and attempt of an SQLite history (--history, else the setting) into "
-        "the history at --to (a postgresql:// URL; $AGENTEVALS_HISTORY when not given). Each source is "
+        "the history at --output (a postgresql:// URL; $AGENTEVALS_HISTORY when not given). Each source is "
         "copied whole in one transaction and at most once, so running it again (or after a failure) "
         "copies only what is missing. The SQLite file is only read.",
     )
-    migrate.add_argument("--to", metavar="URL", help="the PostgreSQL history (default: $AGENTEVALS_HISTORY)")
+    add_output(
+        migrate,
+        "the PostgreSQL history to copy into (default: $AGENTEVALS_HISTORY)",
+        old=["--to"],
+        metavar="URL",
+    )
     add_setting(migrate, "history", metavar="PATH", help="the SQLite history to copy (default: the setting)")
     migrate.set_defaults(func=run_migrate)
 
@@ -155,14 +160,14 @@ def run_migrate(args: argparse.Namespace) -> int:
     from ..settings import Settings, find_pyproject, read_pyproject
     from ..settings.dburl import DatabaseURL, is_database_url
 
-    target = args.to or os.environ.get("AGENTEVALS_HISTORY", "")
+    target = args.output or os.environ.get("AGENTEVALS_HISTORY", "")
     if not is_database_url(target):
         raise ConfigError(
-            "--to",
+            "--output",
             f"{target!r} is not a postgresql:// URL" if target else "is missing",
-            "give --to postgresql://USER:PASSWORD@HOST:PORT/DATABASE, or set $AGENTEVALS_HISTORY",
+            "give --output postgresql://USER:PASSWORD@HOST:PORT/DATABASE, or set $AGENTEVALS_HISTORY",
         )
-    url = DatabaseURL.parse("--to", target)
+    url = DatabaseURL.parse("--output", target)
     # The file to copy: --history, else the project's setting (never $AGENTEVALS_HISTORY: the target).
     pyproject = find_pyproject(Path.cwd())
     settings = Settings.resolve(

@@ -4,7 +4,7 @@
     agentevals marathon compare --base REF --head REF [RESULTS...] [--format ...]            # 1: regressed
     agentevals marathon merge IN... --out OUT [--json]
 
-RESULTS are results files or folders holding them (default: `[tool.agentevals] marathon_dir`). A REF
+RESULTS are results files or folders holding them (default: `[tool.agentevals] marathons_dir`). A REF
 is a commit (or its first characters), a branch the results name, a git ref, or a results file or
 folder of its own.
 """
@@ -17,12 +17,12 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ..errors import MarathonError
+from ..errors import ConfigError, MarathonError
 from ..marathon import compare as comparing
 from ..marathon import render, stored
 from ..marathon.merge import merge
 from ..marathon.results import SeedResult
-from .common import add_format, add_setting, settings_of
+from .common import add_format, add_output, add_setting, settings_of
 
 BELOW_EXIT = 1  # a verdict below its bar (report), a regression (compare)
 
@@ -69,11 +69,11 @@ def register(subparsers: Any) -> None:
         "merge",
         help="the results and traces of several CI jobs, in one folder",
         description="Reads every results file given, or found under the folders given (a downloaded "
-        "artifact's .agentevals/marathons/ included), and writes OUT/results.jsonl with each seed's trace "
+        "artifact's .agentevals/marathons/ included), and writes OUTPUT/results.jsonl with each seed's trace "
         "beside it. Never drops a seed; refuses two results of one seed and commit that disagree.",
     )
     merging.add_argument("inputs", nargs="+", metavar="IN", help="results files, or folders holding them")
-    merging.add_argument("--out", required=True, type=Path, help="the folder to write the merged night into")
+    add_output(merging, "the folder to write the merged night into (required)", old=["--out"], type=Path)
     add_format(merging, ("text", "json"))
     merging.set_defaults(func=run_merge)
 
@@ -83,13 +83,13 @@ def _results(parser: argparse.ArgumentParser) -> None:
         "results",
         nargs="*",
         metavar="RESULTS",
-        help="results files, or folders holding them (default: [tool.agentevals] marathon_dir)",
+        help="results files, or folders holding them (default: [tool.agentevals] marathons_dir)",
     )
-    add_setting(parser, "marathon_dir", metavar="DIR")
+    add_setting(parser, "marathons_dir", metavar="DIR")
 
 
 def _load(args: argparse.Namespace) -> list[SeedResult]:
-    given = list(args.results) or [str(settings_of(args).marathon_dir)]
+    given = list(args.results) or [str(settings_of(args).marathons_dir)]
     results, problems = stored.load(given)
     for problem in problems:
         print(f"agentevals marathon: warning: {problem}", file=sys.stderr)
@@ -134,10 +134,16 @@ def run_compare(args: argparse.Namespace) -> int:
 # -- merge ---------------------------------------------------------------------------------------------------
 
 
+def _output(args: argparse.Namespace) -> Path:
+    if args.output is None:
+        raise ConfigError("-o/--output", "is missing", "give the folder to write the merged night into")
+    return Path(args.output)
+
+
 def run_merge(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        done = merge(args.inputs, args.out)
+        done = merge(args.inputs, _output(args))
     for warning in caught:
         print(f"agentevals marathon merge: warning: {warning.message}", file=sys.stderr)
     print(done.text(args.format))

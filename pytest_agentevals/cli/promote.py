@@ -14,7 +14,7 @@ from typing import Any
 
 from ..replay import MODES
 from ..replay.promote import check_name, promote, write_test
-from ..settings import Settings
+from .common import add_renamed, add_setting, settings_of
 
 
 def register(subparsers: Any) -> None:
@@ -27,11 +27,16 @@ def register(subparsers: Any) -> None:
     parser.add_argument("trace", help="the recorded run (.trace.jsonl)")
     parser.add_argument("--name", required=True, help="the cassette's name (letters, digits, - _ .)")
     parser.add_argument(
-        "--mode", choices=MODES, help="the test's replay mode (default: [tool.agentevals] replay_mode)"
+        "--replay-mode",
+        choices=MODES,
+        help="the test's replay mode (default: [tool.agentevals] replay_mode)",
     )
-    parser.add_argument(
-        "--cassette-dir",
-        help="default: [tool.agentevals] cassette_dir; a relative path is taken from the project root "
+    add_renamed(parser, "--replay-mode", ["--mode"], dest="replay_mode", choices=MODES)
+    add_setting(
+        parser,
+        "cassettes_dir",
+        metavar="DIR",
+        help="default: [tool.agentevals] cassettes_dir; a relative path is taken from the project root "
         "(the folder of the nearest pyproject.toml), as the setting's is",
     )
     parser.add_argument(
@@ -46,7 +51,7 @@ def register(subparsers: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     check_name(args.name)
-    settings = Settings.for_command_line({"cassette_dir": args.cassette_dir, "replay_mode": args.mode})
+    settings = settings_of(args)
     source = Path(args.trace)
     print(promote(source, args.name, settings, force=args.force).text())
     if not args.no_test:

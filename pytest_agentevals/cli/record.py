@@ -36,7 +36,7 @@ def register(subparsers: Any) -> None:
         "--output",
         metavar="OUT",
         help="the trace file to write (default: under "
-        "[tool.agentevals] trace_dir, named after the program and the time)",
+        "[tool.agentevals] traces_dir, named after the program and the time)",
     )
     parser.add_argument("--agent", help="the agent's name in the trace (default: the program's name)")
     parser.add_argument(

@@ -17,9 +17,9 @@ from typing import Any
 from ..endpoint.command import run_command
 from ..replay import MODES
 from ..replay.program import replay_program
-from ..settings import Settings
 from ..settings.argv import Command
 from . import program as words
+from .common import add_output, add_renamed, settings_of
 
 
 def register(subparsers: Any) -> None:
@@ -33,12 +33,13 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("trace", help="a .trace.jsonl trace, or a vcrpy/pytest-recording .yaml cassette")
     parser.add_argument(
-        "--mode", choices=MODES, help="strict or sequential (default: [tool.agentevals] replay_mode)"
+        "--replay-mode", choices=MODES, help="strict or sequential (default: [tool.agentevals] replay_mode)"
     )
+    add_renamed(parser, "--replay-mode", ["--mode"], dest="replay_mode", choices=MODES)
     parser.add_argument(
         "--from-step", type=int, metavar="N", help="start after the last checkpoint at or before step N"
     )
-    parser.add_argument("-o", "--output", metavar="OUT", help="also record the replayed run into this trace")
+    add_output(parser, "also record the replayed run into this trace", metavar="OUT")
     parser.add_argument(
         "--no-contract-check", action="store_true", help="replay even if the cassette looks stale"
     )
@@ -49,7 +50,7 @@ def register(subparsers: Any) -> None:
 def main(args: argparse.Namespace) -> int:
     program = words.program_of(args.program)
     argv = program.argv if isinstance(program, Command) else None
-    settings = Settings.for_command_line({"replay_mode": args.mode})
+    settings = settings_of(args)
     done = replay_program(
         program,
         args.trace,

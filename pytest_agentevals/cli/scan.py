@@ -27,7 +27,7 @@ def register(subparsers: Any) -> None:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="files or folders (default: [tool.agentevals] cassette_dir, goldens_dir, fixtures_dir "
+        help="files or folders (default: [tool.agentevals] cassettes_dir, goldens_dir, fixtures_dir "
         "and history)",
     )
     parser.set_defaults(func=main)

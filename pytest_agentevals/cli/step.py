@@ -13,7 +13,7 @@ from ..step import render
 from ..step.extract import extract, points_in
 from ..step.kinds import KIND_NAMES
 from ..step.write import default_out, write_cases
-from .common import settings_of
+from .common import add_output, settings_of
 
 
 def register(subparsers: Any) -> None:
@@ -39,10 +39,10 @@ def register(subparsers: Any) -> None:
         default=[],
         help="take every decision of this kind (repeatable); with --steps, only these kinds at those steps",
     )
-    extract_parser.add_argument(
-        "--out", help="the goldens file to write (default: <goldens_dir>/<trace name>.yaml)"
+    add_output(
+        extract_parser, "the goldens file to write (default: <goldens_dir>/<trace name>.yaml)", old=["--out"]
     )
-    extract_parser.add_argument("--append", action="store_true", help="add the cases to an existing --out")
+    extract_parser.add_argument("--append", action="store_true", help="add the cases to an existing --output")
     extract_parser.add_argument("--scenario", help="the scenario's name (default: the file's name)")
     extract_parser.set_defaults(func=main_extract)
     points_parser = actions.add_parser(
@@ -81,7 +81,7 @@ def main_extract(args: argparse.Namespace) -> int:
     if not args.steps and not args.kind:
         raise AgentEvalsError("say which decisions to take: --steps 12,40 and/or --kind tool_choice|...")
     settings = settings_of(args)
-    out = Path(args.out) if args.out else default_out(trace, settings.goldens_dir)
+    out = Path(args.output) if args.output else default_out(trace, settings.goldens_dir)
     points = extract(trace, args.steps, args.kind)
     print(render.written(write_cases(out, points, str(trace), args.scenario, args.append), points))
     return 0

@@ -1,4 +1,4 @@
-"""Several CI jobs' marathon results and traces, in one folder: `agentevals marathon merge IN... --out OUT`.
+"""Several CI jobs' marathon results and traces, in one folder: `agentevals marathon merge IN... -o OUT`.
 
 Every results file named, or found under the folders named (a downloaded artifact keeps
 `.agentevals/marathons/results.jsonl`), is read; every result goes into `OUT/results.jsonl` and its

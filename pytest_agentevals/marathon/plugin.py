@@ -13,7 +13,7 @@ def test_refactor_marathon(agentevals_marathon):
   `--agentevals-seeds` deselects the seeds this session does not run; a seed with a result at this
   commit from an earlier session is skipped and its result kept (`--agentevals-rerun-seeds` runs it
   again); `max_seeds` keeps reserve seeds, collected only when the stored verdict asks for them.
-- Each seed: its own recorder and trace (`<marathon_dir>/<test>/seed-<n>.trace.jsonl`), its budgets
+- Each seed: its own recorder and trace (`<marathons_dir>/<test>/seed-<n>.trace.jsonl`), its budgets
   and watchdog as guards, the seed handed to the agent. Its result travels in its teardown report.
 - Where reports arrive (a plain session, or the xdist controller): the results file, the verdicts,
   the terminal table, and a failed session when a whole interval is below its bar.
@@ -139,7 +139,7 @@ class MarathonLayer:
         if self._latest is None:
             from .results import RESULTS_FILE, latest, read_results
 
-            path = self.settings.marathon_dir / RESULTS_FILE
+            path = self.settings.marathons_dir / RESULTS_FILE
             limit = getattr(config, "workerinput", {}).get(SNAPSHOT_KEY)
             self._latest = latest(read_results(path, limit)) if path.is_file() else []
         return self._latest
@@ -167,7 +167,7 @@ class MarathonLayer:
         if self._snapshot is None:
             from .results import RESULTS_FILE
 
-            path = self.settings.marathon_dir / RESULTS_FILE
+            path = self.settings.marathons_dir / RESULTS_FILE
             self._snapshot = path.stat().st_size if path.is_file() else 0
         node.workerinput[SNAPSHOT_KEY] = self._snapshot
 
@@ -325,7 +325,7 @@ class MarathonLayer:
             settings,
             "marathon",
             markers=(BUDGET_MARKER, MARATHON.name),
-            trace=settings.marathon_dir / name,
+            trace=settings.marathons_dir / name,
             task=marked.values.get("task"),
             seed=seeding.seed,
             workspace=request.getfixturevalue("tmp_path") / "workspace",
@@ -387,7 +387,7 @@ class MarathonLayer:
             assert self.config is not None
             commit = self.commit(self.config)
             self.tally = MarathonTally(
-                self.settings.marathon_dir,
+                self.settings.marathons_dir,
                 commit=commit.sha,
                 branch=commit.branch,
                 run_id=commit.run_id or local_run_id(),
@@ -401,7 +401,7 @@ class MarathonLayer:
         from . import render
 
         self.verdicts = self.tally.verdicts()
-        folder = self.settings.marathon_dir
+        folder = self.settings.marathons_dir
         self.rows = render.verdict_rows(self.verdicts, _trace_finder(folder))
         self.problems = list(self.tally.problems)
         for verdict in self.verdicts:
@@ -422,7 +422,7 @@ class MarathonLayer:
         from . import render
 
         terminalreporter.write_sep("=", "agentevals marathon")
-        folder = self.settings.marathon_dir
+        folder = self.settings.marathons_dir
         for index, verdict in enumerate(self.verdicts):
             if index:
                 terminalreporter.write_line("")

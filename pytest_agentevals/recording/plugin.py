@@ -28,7 +28,7 @@ class RecordingPlugin:
 
     @pytest.fixture
     def agentevals_recorder(self, request: pytest.FixtureRequest) -> Iterator[Recorder]:
-        """Records the current test's run into `<trace_dir>/<test id>.trace.jsonl`.
+        """Records the current test's run into `<traces_dir>/<test id>.trace.jsonl`.
 
         Recording is on from setup to teardown: model calls through httpx/httpx2, `@tool` calls and
         harness events all land in the test's trace. A test's trace from an earlier session is

@@ -105,9 +105,9 @@ class RecordedRun:
 
 
 def default_output(program: Program | Command, settings: Settings) -> Path:
-    """A new trace under `trace_dir`, named after the program and the time."""
+    """A new trace under `traces_dir`, named after the program and the time."""
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return settings.trace_dir / f"{program.stem}-{stamp}.trace.jsonl"
+    return settings.traces_dir / f"{program.stem}-{stamp}.trace.jsonl"
 
 
 def new_trace(output: Path, *, force: bool = False) -> Path:

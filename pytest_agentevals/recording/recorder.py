@@ -166,7 +166,7 @@ class Recorder:
         except OSError as exc:
             raise RecordingError(
                 f"cannot write the trace {self.path}: {exc.strerror} (choose a writable path with -o, "
-                "or --agentevals-trace-dir in pytest)"
+                "or --agentevals-traces-dir in pytest)"
             ) from None
         self._started = time.perf_counter()
         self.totals = {

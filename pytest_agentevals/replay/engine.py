@@ -60,7 +60,7 @@ PROFILE_CHOICES = ("auto", "off")
 VIA_CHOICES = REPLAY_VIA  # where requests are answered: the SDK's request method, or its HTTP transport
 
 SEQUENTIAL_HINT = (
-    'if the change is intended, re-record the cassette, or replay with mode="sequential" to test '
+    'if the change is intended, re-record the cassette, or replay with replay_mode="sequential" to test '
     "the changed harness against the recorded model answers"
 )
 # A request built from the workspace differs in a replay when the tools that changed it were answered

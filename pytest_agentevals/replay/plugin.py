@@ -59,7 +59,7 @@ REPLAY = MarkerSpec(
     "replay",
     positional=("cassette",),
     keywords={"cassette": text_or_path, "from_step": step_number, "task": anything},
-    settings=("mode", "record"),
+    settings=("replay_mode", "record"),
 )
 
 
@@ -73,7 +73,7 @@ class ReplayLayer:
         """The test's own cassette (what a bare marker replays)."""
         cls = getattr(item, "cls", None)
         test = f"{cls.__name__}.{item.name}" if cls is not None else item.name
-        return cassette_names.own_cassette(self.settings.cassette_dir, getattr(item, "path", None), test)
+        return cassette_names.own_cassette(self.settings.cassettes_dir, getattr(item, "path", None), test)
 
     def run_for(
         self, item: pytest.Item, settings: Settings, cassette: Path | None = None, **start: Any
@@ -126,7 +126,7 @@ class ReplayLayer:
             request.getfixturevalue("agentevals_replay")
 
     def _resolve(self, name: str | os.PathLike[str]) -> Path:
-        return cassette_names.resolve(name, self.settings.cassette_dir, self.settings.rootdir)
+        return cassette_names.resolve(name, self.settings.cassettes_dir, self.settings.rootdir)
 
     # -- collection ---------------------------------------------------------------------------------
 
@@ -140,7 +140,7 @@ class ReplayLayer:
         # elsewhere is collected (and fails, saying so), never dropped without a word.
         return path.name.endswith(cassette_names.TRACE_SUFFIX) and (
             _real(path.parent) / path.name
-        ).is_relative_to(_real(self.settings.cassette_dir))
+        ).is_relative_to(_real(self.settings.cassettes_dir))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(
@@ -150,7 +150,7 @@ class ReplayLayer:
         test of this session replays; when the run names no paths (testpaths or the rootdir), add
         the cassettes outside the collected folders."""
         REPLAY.check(session, items, self.settings)
-        if not self.settings.collect_cassettes or not self.settings.cassette_dir.is_dir():
+        if not self.settings.collect_cassettes or not self.settings.cassettes_dir.is_dir():
             return
         covered: set[Path] = set()
         for item in items:
@@ -167,7 +167,7 @@ class ReplayLayer:
         if config.args_source == pytest.Config.ArgsSource.ARGS:
             return  # the user named what to run: cassettes under a named folder came through collect_file
         as_found = {item.path.absolute() for item in items if isinstance(item, CassetteItem)}
-        for path in _cassettes_under(self.settings.cassette_dir):
+        for path in _cassettes_under(self.settings.cassettes_dir):
             if path.absolute() in as_found:
                 continue
             # A link is its own item whatever it points at: it fails with its name (_check_readable).

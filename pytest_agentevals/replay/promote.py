@@ -35,7 +35,7 @@ docs/replay.md). Add the assertions that say what must hold.
 import pytest
 
 
-@pytest.mark.replay({name!r}, mode={mode!r})
+@pytest.mark.replay({name!r}, replay_mode={mode!r})
 def test_replay_{ident}(agentevals_replay):
     agentevals_replay.run_agent()
 '''
@@ -81,10 +81,10 @@ def check_name(name: str) -> str:
 
 
 def promote(source: Path, name: str, settings: Settings, *, force: bool = False) -> Promoted:
-    """Copy the recorded run at `source` into `settings.cassette_dir` as NAME.trace.jsonl, through a
+    """Copy the recorded run at `source` into `settings.cassettes_dir` as NAME.trace.jsonl, through a
     trace writer's scrubber, and check that it replays before it takes that name."""
     check_name(name)
-    target = settings.cassette_dir / f"{name}.trace.jsonl"
+    target = settings.cassettes_dir / f"{name}.trace.jsonl"
     if target.exists() and not force:
         raise AgentEvalsError(f"{target} exists: choose another --name, or --force to replace it")
     events, closed = complete_events(source)

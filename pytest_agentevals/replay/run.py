@@ -162,7 +162,7 @@ class ReplayRun:
                 )
             self._drop()
         if cassette is not None:
-            path = cassette_names.resolve(cassette, self.settings.cassette_dir, self.settings.rootdir)
+            path = cassette_names.resolve(cassette, self.settings.cassettes_dir, self.settings.rootdir)
         elif self.own is not None:
             path = self.own
         else:

@@ -136,5 +136,7 @@ def stale(path: Path, differences: list[str], rerecord: str | None) -> StaleCass
     lines = "\n".join(f"  - {line}" for line in differences)
     return StaleCassette(
         f"{path}: the cassette is stale: it was recorded against another environment:\n{lines}\n"
-        f"Re-record it: {how}"
+        f"Re-record it: {how}",
+        path=path,
+        fix=f"re-record it: {how}",
     )

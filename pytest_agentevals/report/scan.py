@@ -269,7 +269,7 @@ def scan(paths: list[Path], environ: dict[str, str] | None = None) -> list[str]:
 
 def default_paths(settings: Settings) -> list[Path]:
     """What a bare `agentevals scan` reads: those of the configured places that exist."""
-    places = [settings.cassette_dir, settings.goldens_dir, settings.fixtures_dir]
+    places = [settings.cassettes_dir, settings.goldens_dir, settings.fixtures_dir]
     if isinstance(settings.history, Path):  # a database URL is no file to scan
         places.append(settings.history)
     here = Path.cwd()

@@ -12,7 +12,7 @@ def test_next_leg_after_compaction(agentevals_resume):
 (`agentevals_checkpoint`, the fixture's 0.x name, still works in this release, with a deprecation
 warning.)
 
-`@pytest.mark.resume(fixture, *, until=None, mode="live"|"replayed", contract=, tolerate=,
+`@pytest.mark.resume(fixture, *, until=None, mode="live"|"replayed", contract_policy=, contract_tolerate=,
 max_calls=, max_tokens=, max_cost_usd=, max_seconds=, ...)` is checked at collection (`RESUME`, a
 `MarkerSpec`): the fixture's name, an `until` condition (`until.py`), the mode, the contract policy and
 tolerances (settings `contract_policy`, `contract_tolerate`), and any budget key of docs/guards.md for
@@ -74,7 +74,9 @@ def _keywords() -> dict[str, Callable[[str, Any], Any]]:
     }
 
 
-RESUME = MarkerSpec("resume", positional=("fixture",), keywords=_keywords, settings=("contract", "tolerate"))
+RESUME = MarkerSpec(
+    "resume", positional=("fixture",), keywords=_keywords, settings=("contract_policy", "contract_tolerate")
+)
 
 
 class ResumeLayer:

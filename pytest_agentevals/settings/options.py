@@ -52,6 +52,10 @@ class Option:
     # An environment variable read between the command line and [tool.agentevals] (a CI secret):
     # set and not empty, it wins over the table.
     env: str | None = None
+    # The key's and the marker keyword's 0.x spellings: still read for one release, each use warned
+    # (the naming table, `names.py`, says why they changed).
+    old: tuple[str, ...] = ()
+    old_marker_kwargs: tuple[str, ...] = ()
 
     @property
     def cli(self) -> str:
@@ -273,8 +277,17 @@ def _budget(key: str, raw: Any) -> Budget:
     return Budget.parse(key if key.startswith("--") else "[tool.agentevals.budget]", raw)
 
 
+# The parsers of the options whose value is a path (a file, a folder, or a URL in its place).
+PATH_PARSERS: tuple[Callable[[str, Any], Any], ...] = (_path, _optional_path, _history, _ledger)
+
 OPTIONS: tuple[Option, ...] = (
-    Option("trace_dir", _path, ".agentevals/traces", "where the recorder fixture writes one trace per test"),
+    Option(
+        "traces_dir",
+        _path,
+        ".agentevals/traces",
+        "where the recorder fixture writes one trace per test",
+        old=("trace_dir",),
+    ),
     Option(
         "record",
         _choice(RECORD_MODES),
@@ -291,7 +304,8 @@ OPTIONS: tuple[Option, ...] = (
         "strict fails at the first request that differs from the recording; sequential serves the "
         "recorded responses in order and reports divergences",
         choices=REPLAY_MODES,
-        marker_kwarg="mode",
+        marker_kwarg="replay_mode",
+        old_marker_kwargs=("mode",),
     ),
     Option(
         "replay_normalize",
@@ -321,7 +335,13 @@ OPTIONS: tuple[Option, ...] = (
         "which decides), http at its HTTP transport only, as before. Same report and messages",
         choices=REPLAY_VIA,
     ),
-    Option("cassette_dir", _path, "cassettes", "directory of recorded runs replayed by the replay layer"),
+    Option(
+        "cassettes_dir",
+        _path,
+        "cassettes",
+        "directory of recorded runs replayed by the replay layer",
+        old=("cassette_dir",),
+    ),
     Option(
         "replay_programs",
         _programs,
@@ -422,11 +442,12 @@ OPTIONS: tuple[Option, ...] = (
         choices=LEDGER_UNREACHABLE,
     ),
     Option(
-        "marathon_dir",
+        "marathons_dir",
         _path,
         ".agentevals/marathons",
         "where marathon tests keep each seed's trace (<test>/seed-<n>.trace.jsonl) and the results file "
         "(results.jsonl)",
+        old=("marathon_dir",),
     ),
     Option(
         "seeds",
@@ -456,7 +477,8 @@ OPTIONS: tuple[Option, ...] = (
         "what a resumed checkpoint whose environment contract drifted does: fail before anything runs, "
         "warn and go on, or skip the check",
         choices=CONTRACT_POLICIES,
-        marker_kwarg="contract",
+        marker_kwarg="contract_policy",
+        old_marker_kwargs=("contract",),
     ),
     Option(
         "contract_tolerate",
@@ -464,12 +486,21 @@ OPTIONS: tuple[Option, ...] = (
         (),
         'contract keys whose drift is tolerated: "KEY" (globs allowed) or "KEY:patch" / "KEY:minor" / '
         '"KEY:major" for versions, e.g. "python:patch" (comma-separated on the CLI)',
-        marker_kwarg="tolerate",
+        marker_kwarg="contract_tolerate",
+        old_marker_kwargs=("tolerate",),
     ),
 )
 
 BY_KEY: dict[str, Option] = {option.key: option for option in OPTIONS}
 MARKER_KWARGS: dict[str, Option] = {o.marker_kwarg: o for o in OPTIONS if o.marker_kwarg}
+# The 0.x spellings, to their option: a pyproject key, a marker keyword.
+OLD_KEYS: dict[str, Option] = {old: option for option in OPTIONS for old in option.old}
+OLD_MARKER_KWARGS: dict[str, Option] = {old: o for o in OPTIONS for old in o.old_marker_kwargs}
+
+
+def renamed(old: str, new: str, where: str) -> str:
+    """The warning for a 0.x spelling still used."""
+    return f"{where}: {old} is the 0.x name of {new}; write {new} (the old name goes in the next release)"
 
 
 def _from_command_line(option: Option, raw: Any, pyproject: Mapping[str, Any], prefix: str) -> Any:

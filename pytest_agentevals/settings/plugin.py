@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from ..errors import ConfigError
+from ..errors import AgentEvalsDeprecationWarning, ConfigError
 from .layers import LAYERS
-from .options import OPTIONS
+from .options import OPTIONS, PATH_PARSERS, PYTEST_PREFIX, Option, renamed
 from .resolve import Settings, find_pyproject, read_pyproject
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 
 
 def add_options(parser: pytest.Parser) -> None:
-    """One `--agentevals-*` option per entry of the `OPTIONS` table."""
+    """One `--agentevals-*` option per entry of the `OPTIONS` table (its 0.x spellings beside it)."""
     group = parser.getgroup("agentevals", "agentevals: the eval pyramid for long-running agents")
     for option in OPTIONS:
         if option.flag:
@@ -30,6 +30,8 @@ def add_options(parser: pytest.Parser) -> None:
             default = "" if option.default in (None, {}) else f"; default {option.default}"
             group.addoption(
                 option.cli,
+                *_old_flags(option),
+                dest="agentevals_" + option.key,
                 default=None,
                 action="append" if option.text else "store",
                 metavar=option.metavar or option.key.upper(),
@@ -42,30 +44,37 @@ def resolve_settings(config: pytest.Config) -> Settings:
     a bad value stops the run with a usage error naming it. Registers the layers' markers."""
     for layer in LAYERS:
         config.addinivalue_line("markers", layer.marker_help)
-    cli = {option.key: config.getoption(option.cli) for option in OPTIONS}
+    cli = {option.key: config.getoption("agentevals_" + option.key) for option in OPTIONS}
     try:
         settings = Settings.resolve(config.rootpath, cli=cli, pyproject=read_pyproject(_pyproject(config)))
     except ConfigError as exc:
         raise pytest.UsageError(f"agentevals: {exc}") from None
     config.stash[SETTINGS_KEY] = settings
     _warn_spaced_paths(config)
+    for warning in (*settings.deprecations, *_old_flags_used(config)):
+        config.issue_config_time_warning(AgentEvalsDeprecationWarning(f"agentevals: {warning}"), stacklevel=2)
     return settings
+
+
+def _old_flags(option: Option) -> list[str]:
+    return [PYTEST_PREFIX + old.replace("_", "-") for old in option.old]
+
+
+def _old_flags_used(config: pytest.Config) -> list[str]:
+    """A warning for each 0.x option spelling on the command line (or in the ini `addopts`)."""
+    words = [*config.invocation_params.args, *config.getini("addopts")]
+    return [
+        renamed(old, option.cli, "the command line")
+        for option in OPTIONS
+        for old in _old_flags(option)
+        if any(word == old or word.startswith(old + "=") for word in words)
+    ]
 
 
 # The options whose value is a path: given as `--opt VALUE`, pytest takes VALUE as a test path too
 # when it chooses the rootdir, so a path outside the project moves the rootdir (and .agentevals/).
 PATH_OPTIONS = frozenset(
-    {
-        "--agentevals-trace-dir",
-        "--agentevals-cassette-dir",
-        "--agentevals-goldens-dir",
-        "--agentevals-fixtures-dir",
-        "--agentevals-history",
-        "--agentevals-quarantine",
-        "--agentevals-ledger",
-        "--agentevals-marathon-dir",
-        "--agentevals-report",
-    }
+    flag for option in OPTIONS if option.parse in PATH_PARSERS for flag in (option.cli, *_old_flags(option))
 )
 
 

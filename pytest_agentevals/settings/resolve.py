@@ -17,7 +17,18 @@ from ..errors import ConfigError
 from .budgets import Budget
 from .dburl import DatabaseURL
 from .normalize import Rule
-from .options import BY_KEY, MARKER_KWARGS, OPTIONS, PYTEST_PREFIX, Source, _default, _from_command_line
+from .options import (
+    BY_KEY,
+    MARKER_KWARGS,
+    OLD_KEYS,
+    OLD_MARKER_KWARGS,
+    OPTIONS,
+    PYTEST_PREFIX,
+    Source,
+    _default,
+    _from_command_line,
+    renamed,
+)
 from .seeds import SeedSelection
 
 
@@ -26,10 +37,10 @@ class Settings:
     """The resolved settings of one run. Paths are absolute, resolved against `rootdir`."""
 
     rootdir: Path
-    trace_dir: Path
+    traces_dir: Path
     record: str
     replay_mode: str
-    cassette_dir: Path
+    cassettes_dir: Path
     replay_programs: tuple[str, ...]
     goldens_dir: Path
     fixtures_dir: Path
@@ -46,7 +57,7 @@ class Settings:
     budget: Budget = field(default_factory=Budget)
     ledger: Path | DatabaseURL = Path(".agentevals/ledger.json")
     ledger_unreachable: str = "refuse"
-    marathon_dir: Path = Path(".agentevals/marathons")
+    marathons_dir: Path = Path(".agentevals/marathons")
     seeds: SeedSelection | None = None
     rerun_seeds: bool = False
     report: Path | None = None
@@ -56,6 +67,9 @@ class Settings:
     replay_profile: str = "auto"
     replay_via: str = "sdk"
     sources: dict[str, Source] = field(default_factory=dict, compare=False)
+    # What the configuration still spells as in 0.x, one warning each: the faces show them (pytest
+    # as configuration warnings, the agentevals command on stderr).
+    deprecations: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
     def resolve(
@@ -71,7 +85,7 @@ class Settings:
         command-line value is named by its flag: `flag_prefix` and the key (`--agentevals-record`)."""
         environ = os.environ if environ is None else environ
         cli = cli or {}
-        pyproject = pyproject or {}
+        pyproject, deprecations = _renamed_keys(pyproject or {})
         unknown = sorted(set(pyproject) - set(BY_KEY))
         if unknown:
             raise ConfigError(
@@ -102,7 +116,7 @@ class Settings:
             else:
                 values[option.key] = _default(option)
                 sources[option.key] = "default"
-        return cls._build(rootdir, values, sources)
+        return dataclasses.replace(cls._build(rootdir, values, sources), deprecations=deprecations)
 
     @classmethod
     def _build(cls, rootdir: Path, values: dict[str, Any], sources: dict[str, Source]) -> Settings:
@@ -116,10 +130,10 @@ class Settings:
         history = values["history"]
         return cls(
             rootdir=rootdir,
-            trace_dir=absolute(values["trace_dir"]),
+            traces_dir=absolute(values["traces_dir"]),
             record=values["record"],
             replay_mode=values["replay_mode"],
-            cassette_dir=absolute(values["cassette_dir"]),
+            cassettes_dir=absolute(values["cassettes_dir"]),
             replay_programs=values["replay_programs"],
             goldens_dir=absolute(values["goldens_dir"]),
             fixtures_dir=absolute(values["fixtures_dir"]),
@@ -136,7 +150,7 @@ class Settings:
             budget=values["budget"],
             ledger=place(values["ledger"]),
             ledger_unreachable=values["ledger_unreachable"],
-            marathon_dir=absolute(values["marathon_dir"]),
+            marathons_dir=absolute(values["marathons_dir"]),
             seeds=values["seeds"],
             rerun_seeds=values["rerun_seeds"],
             report=None if values["report"] is None else absolute(values["report"]),
@@ -163,14 +177,14 @@ class Settings:
         )
 
     def for_marker(self, marker_name: str, kwargs: Mapping[str, Any]) -> Settings:
-        """These settings with a marker's setting keywords (`mode=`, `record=`...) applied, below the
+        """These settings with a marker's setting keywords (`replay_mode=`, `record=`...) applied, below the
         command line. A keyword that is no setting's is an error naming the marker and the keyword: a
         layer checks its own marker arguments (a cassette name...) and passes only these on.
         """
         changes: dict[str, Any] = {}
         sources = dict(self.sources)
         for name, raw in kwargs.items():
-            option = MARKER_KWARGS.get(name)
+            option = MARKER_KWARGS.get(name) or OLD_MARKER_KWARGS.get(name)
             if option is None:
                 raise ConfigError(
                     f"@pytest.mark.{marker_name}({name}=...)",
@@ -184,6 +198,24 @@ class Settings:
         if not changes:
             return self
         return dataclasses.replace(self, sources=sources, **changes)
+
+
+def _renamed_keys(table: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The pyproject table with its 0.x keys spelled as now, and a warning for each."""
+    out = dict(table)
+    warnings: list[str] = []
+    for old, option in OLD_KEYS.items():
+        if old not in out:
+            continue
+        if option.key in out:
+            raise ConfigError(
+                f"[tool.agentevals] {old}",
+                f"is the 0.x name of {option.key}, which is set too",
+                f"keep {option.key} only",
+            )
+        out[option.key] = out.pop(old)
+        warnings.append(renamed(old, option.key, "[tool.agentevals]"))
+    return out, tuple(warnings)
 
 
 def read_pyproject(path: Path | None) -> dict[str, Any]:

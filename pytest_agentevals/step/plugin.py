@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..errors import GoldenError
+from ..errors import AgentEvalsDeprecationWarning, GoldenError
 from ..markers import is_worker
 from ..settings import Settings
+from ..settings.options import renamed
 
 if TYPE_CHECKING:  # the engine loads with the first goldens file collected or case run
     from .case import StepCase
@@ -29,6 +30,9 @@ if TYPE_CHECKING:  # the engine loads with the first goldens file collected or c
     from .runner import CaseRun, Decide
 
 GOLDENS_SUFFIXES = (".yaml", ".yml")
+# The marker of a metamorphic step test; its 0.x name had no prefix (the naming table: a marker that
+# is not a layer's word begins with agentevals_).
+METAMORPHIC, OLD_METAMORPHIC = "agentevals_metamorphic", "metamorphic"
 
 NO_DECIDE = (
     "agentevals: no agentevals_decide fixture for this step case. Define one in a conftest.py beside "
@@ -61,8 +65,16 @@ class StepLayer:
             "markers", "agentevals_step_kind(kind): set on each golden step case: its kind of decision"
         )
         config.addinivalue_line(
-            "markers", "metamorphic: a metamorphic step test (Hypothesis); off the `-m step` fast path"
+            "markers",
+            f"{METAMORPHIC}: a metamorphic step test (Hypothesis); off the `-m step` fast path",
         )
+        config.addinivalue_line("markers", f"{OLD_METAMORPHIC}: the 0.x name of {METAMORPHIC} (warned)")
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            if item.get_closest_marker(OLD_METAMORPHIC) is not None:
+                old, new = f"@pytest.mark.{OLD_METAMORPHIC}", f"@pytest.mark.{METAMORPHIC}"
+                item.warn(AgentEvalsDeprecationWarning(renamed(old, new, item.nodeid)))
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         if file_path.suffix not in GOLDENS_SUFFIXES or file_path.name.startswith("."):

@@ -21,7 +21,7 @@ test can assert the agent's decision is invariant (a metamorphic test).
 
 Hypothesis is imported when a strategy is built, so it is needed only by the tests that use these.
 Each perturbed request is new, so its decision cannot be replayed: these tests call the model live
-(or your simulated one) and belong off the `-m step` fast path (mark them `metamorphic`).
+(or your simulated one) and belong off the `-m step` fast path (mark them `agentevals_metamorphic`).
 """
 
 from __future__ import annotations

@@ -116,8 +116,8 @@ def test_a_crashing_program_keeps_its_trace(project: Path) -> None:
     assert end["error"]["message"] == "the agent fell over"
 
 
-def test_record_default_output_goes_to_trace_dir(project: Path) -> None:
-    (project / "pyproject.toml").write_text('[tool.agentevals]\ntrace_dir = "runs"\n')
+def test_record_default_output_goes_to_traces_dir(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.agentevals]\ntraces_dir = "runs"\n')
     assert agentevals("record", "agent.py", cwd=project).returncode == 0
     (trace,) = (project / "runs").glob("agent-*.trace.jsonl")
     assert read_trace(trace)[-1]["status"] == "no_model_calls"  # the agent calls no model

@@ -54,7 +54,7 @@ def test_an_old_name_writes_what_the_new_one_writes(tmp_path: Path) -> None:
         folder = tmp_path / word
         folder.mkdir()
         shutil.copy(TRACE, folder / "run.trace.jsonl")
-        args = ["extract", "run.trace.jsonl", "--steps", "1-2", "--kind", "tool_choice", "--out", "g.yaml"]
+        args = ["extract", "run.trace.jsonl", "--steps", "1-2", "--kind", "tool_choice", "--output", "g.yaml"]
         runs[word] = agentevals(word, *args, cwd=folder)
         assert runs[word].returncode == 0, runs[word].stderr
     assert runs["goldens"].stdout == runs["step"].stdout

@@ -62,7 +62,7 @@ from pytest_agentevals import RunStopped, read_trace
 TOLERATE = ["system_sha256"]
 
 
-@pytest.mark.resume("claude-at-1", max_calls=6, tolerate=TOLERATE)
+@pytest.mark.resume("claude-at-1", max_calls=6, contract_tolerate=TOLERATE)
 def test_the_cli_goes_on_from_the_checkpoint(agentevals_resume):
     assert (agentevals_resume.workspace / "hello.txt").is_file()  # written before the checkpoint
     done = agentevals_resume.run_agent()
@@ -78,7 +78,7 @@ def test_the_cli_goes_on_from_the_checkpoint(agentevals_resume):
     assert any("Go on from where you stopped." in str(b.get("text")) for b in sent)
 
 
-@pytest.mark.resume("claude-at-1", max_calls=1, tolerate=TOLERATE)
+@pytest.mark.resume("claude-at-1", max_calls=1, contract_tolerate=TOLERATE)
 def test_a_budget_stops_the_resumed_cli(agentevals_resume):
     with pytest.raises(RunStopped) as stopped:
         agentevals_resume.run_agent()

@@ -41,7 +41,7 @@ def trace_of(pytester: pytest.Pytester, name: str) -> list[dict[str, object]]:
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("--agentevals-trace-dir=traces", "--agentevals-history=off", *args)
+    return pytester.runpytest("--agentevals-traces-dir=traces", "--agentevals-history=off", *args)
 
 
 def test_the_configured_budget_stops_a_test_and_a_marker_overrides_it(pytester: pytest.Pytester) -> None:

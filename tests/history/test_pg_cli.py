@@ -61,7 +61,7 @@ def test_migrate_copies_an_sqlite_history_once_and_the_verdicts_agree(
     assert first.returncode == 0, first.stderr
     assert "45 source(s) with 48 attempt(s) copied, 0 already there" in first.stdout
     assert str(pg_url) in first.stdout
-    again = run_agentevals("flaky", "migrate", "--to", pg_url.url, "--history", "h.sqlite", cwd=tmp_path)
+    again = run_agentevals("flaky", "migrate", "--output", pg_url.url, "--history", "h.sqlite", cwd=tmp_path)
     assert "0 source(s) with 0 attempt(s) copied, 45 already there" in again.stdout
     # `flaky check` and `report` read the shared history from the environment: the same verdicts.
     shared = run_agentevals("flaky", "report", "--format", "json", cwd=tmp_path, bare_env=True, env=env)
@@ -80,5 +80,5 @@ def test_migrate_copies_an_sqlite_history_once_and_the_verdicts_agree(
 def test_migrate_without_a_url_says_how(tmp_path: Path) -> None:
     done = run_agentevals("flaky", "migrate", "--history", "h.sqlite", cwd=tmp_path, bare_env=True)
     assert done.returncode == 2
-    assert "--to: is missing" in done.stderr
+    assert "--output: is missing" in done.stderr
     assert "set $AGENTEVALS_HISTORY" in done.stderr

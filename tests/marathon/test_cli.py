@@ -18,7 +18,7 @@ def test_report_prints_the_verdict_table_and_fails_on_a_bar_below(tmp_path: Path
     runs = [result(s, passed=s == 0, plan=PLAN, loop_rate=0.05) for s in range(6)]
     write_results(tmp_path / ".agentevals" / "marathons" / "results.jsonl", runs)
     done = run_agentevals("marathon", "report", cwd=tmp_path, bare_env=True)
-    assert done.returncode == 1, done.stdout + done.stderr  # the default folder: marathon_dir
+    assert done.returncode == 1, done.stdout + done.stderr  # the default folder: marathons_dir
     out = done.stdout
     assert f"{TEST}: n=6 seeds (0-5) at c0ffee: BELOW THE BAR" in out
     assert "verified-pass rate      0.17   0.03 to 0.56" in out
@@ -159,7 +159,7 @@ def test_the_nightly_lines_merge_the_jobs_and_report_the_night(tmp_path: Path) -
         (folder / trace).parent.mkdir(parents=True)
         (folder / trace).write_text("{}\n")
         write_results(folder / "results.jsonl", [result(seed, passed=seed != 3, plan=plan, trace=trace)])
-    merged = run_agentevals("marathon", "merge", "night/", "--out", "night/merged", cwd=tmp_path)
+    merged = run_agentevals("marathon", "merge", "night/", "--output", "night/merged", cwd=tmp_path)
     assert merged.returncode == 0, merged.stderr
     assert (
         "merged 5 result(s) from 5 results file(s) into night/merged/results.jsonl (5 trace(s) copied)"
@@ -174,7 +174,7 @@ def test_the_nightly_lines_merge_the_jobs_and_report_the_night(tmp_path: Path) -
 def test_merge_refusal_is_one_clear_error(tmp_path: Path) -> None:
     write_results(tmp_path / "a" / "results.jsonl", [result(1, passed=True)])
     write_results(tmp_path / "b" / "results.jsonl", [result(1, passed=False)])
-    done = run_agentevals("marathon", "merge", "a", "b", "--out", "out", cwd=tmp_path)
+    done = run_agentevals("marathon", "merge", "a", "b", "--output", "out", cwd=tmp_path)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert "disagree" in done.stderr

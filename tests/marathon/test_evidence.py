@@ -88,7 +88,7 @@ def test_merge_never_overwrites_a_trace(tmp_path: Path) -> None:
         (folder / "results.jsonl").write_text(
             line_of(result(seed, plan=PLAN), trace="shared.trace.jsonl") + "\n", encoding="utf-8"
         )
-    done = run_agentevals("marathon", "merge", "a", "b", "c", "--out", "out", cwd=tmp_path)
+    done = run_agentevals("marathon", "merge", "a", "b", "c", "--output", "out", cwd=tmp_path)
     assert done.returncode == 2, done.stdout
     assert "a/results.jsonl:1" in done.stderr
     assert "c/results.jsonl:1" in done.stderr
@@ -104,7 +104,7 @@ def test_merge_renames_a_colliding_trace_and_says_so(tmp_path: Path) -> None:
         (folder / "results.jsonl").write_text(
             line_of(result(0, commit=commit, plan=PLAN), trace="shared.trace.jsonl") + "\n", encoding="utf-8"
         )
-    done = run_agentevals("marathon", "merge", "a", "b", "--out", "out", cwd=tmp_path)
+    done = run_agentevals("marathon", "merge", "a", "b", "--output", "out", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "renamed: b/results.jsonl:1: trace shared.trace.jsonl is another result's name" in done.stdout
     assert (tmp_path / "out" / "shared.trace.jsonl").read_text() == "aaaa\n"

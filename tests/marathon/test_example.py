@@ -29,7 +29,7 @@ def test_pytest_dash_m_marathon_at_the_root_runs_the_example(tmp_path: Path) -> 
             "no:cacheprovider",
             "--agentevals-history=off",
             "--agentevals-sha=example",
-            f"--agentevals-marathon-dir={folder}",
+            f"--agentevals-marathons-dir={folder}",
         ],
         cwd=REPO,
         capture_output=True,

@@ -261,8 +261,8 @@ def test_example(agentevals_marathon):
     env = {"PYTHONPATH": str(REPO)}
     for name, value in env.items():
         pytester._monkeypatch.setenv(name, value)  # the subprocess imports the example agent
-    plain = pytester.runpytest_subprocess(*OPTIONS, "--agentevals-marathon-dir=plain")
-    spread = pytester.runpytest_subprocess(*OPTIONS, "-n", "2", "--agentevals-marathon-dir=spread")
+    plain = pytester.runpytest_subprocess(*OPTIONS, "--agentevals-marathons-dir=plain")
+    spread = pytester.runpytest_subprocess(*OPTIONS, "-n", "2", "--agentevals-marathons-dir=spread")
     plain.assert_outcomes(passed=4)
     spread.assert_outcomes(passed=4)
     alone = judge("t", results(pytester, "plain")).to_json()

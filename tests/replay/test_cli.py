@@ -143,7 +143,7 @@ def test_promote_copies_scrubbed_and_writes_a_test_that_passes(
     lines = trace.read_text().splitlines(keepends=True)
     lines[0] = lines[0].replace('"agent":"toolbox"', f'"agent":"toolbox","owner_key":"{fake_key()}"')
     trace.write_text("".join(lines))
-    (folder / "pyproject.toml").write_text("[tool.agentevals]\ncassette_dir = 'cassettes'\n")
+    (folder / "pyproject.toml").write_text("[tool.agentevals]\ncassettes_dir = 'cassettes'\n")
     result = agentevals("promote", "run.trace.jsonl", "--name", "incident-1", cwd=folder)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
@@ -155,7 +155,7 @@ def test_promote_copies_scrubbed_and_writes_a_test_that_passes(
     assert fake_key() not in promoted
     assert '"owner_key":"[REDACTED]"' in promoted
     test = (folder / "tests" / "test_replay_incident_1.py").read_text()
-    assert "@pytest.mark.replay('incident-1', mode='strict')" in test
+    assert "@pytest.mark.replay('incident-1', replay_mode='strict')" in test
 
     # The written test replays the incident through the conftest runner.
     pytester.makepyfile(replay_support=Path(agent.__file__).read_text())
@@ -191,14 +191,14 @@ def test_promote_puts_everything_under_the_project_root_from_any_folder(folder: 
         "run.trace.jsonl",
         "--name",
         "i-2",
-        "--cassette-dir",
+        "--cassettes-dir",
         "regressions",
         cwd=folder / "incidents",
     )
     assert result.returncode == 0, result.stderr
     assert (folder / "regressions" / "i-2.trace.jsonl").is_file()  # the rootdir's, not the cwd's
     test = (folder / "tests" / "test_replay_i_2.py").read_text()
-    assert "@pytest.mark.replay('i-2', mode='sequential')" in test  # the configured mode
+    assert "@pytest.mark.replay('i-2', replay_mode='sequential')" in test  # the configured mode
     assert sorted(p.name for p in (folder / "incidents").iterdir()) == ["run.trace.jsonl"]
 
 

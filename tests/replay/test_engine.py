@@ -79,7 +79,7 @@ def test_a_changed_prompt_fails_at_once_with_a_diff_and_candidates(trace: Path) 
     assert "    recorded: 'Fix the bug in a.txt'" in message
     assert "    now:      'Fix the bug in b.txt'" in message
     assert "nearest recorded requests:\n  - recorded model call 1 (step 1, line 2)" in message
-    assert 'mode="sequential"' in message
+    assert 'replay_mode="sequential"' in message
     # Raised from inside the transport, once: the SDK neither retried nor wrapped it.
     assert not isinstance(caught.value, anthropic.APIConnectionError)
     assert replay.report.served_http == 0

@@ -34,7 +34,7 @@ def test_a_recorded_run_replays_offline(agentevals_replay: Any, tmp_path: Path) 
     assert sorted(p.name for p in (tmp_path / "ws").iterdir()) == [".taskrunner-workspace"]
 
 
-@pytest.mark.replay("incident-taskrunner-stall", mode="sequential")
+@pytest.mark.replay("incident-taskrunner-stall", replay_mode="sequential")
 def test_the_stall_incident_is_caught_by_the_watchdog(agentevals_replay: Any, tmp_path: Path) -> None:
     result = start(agentevals_replay.task, tmp_path / "ws")
     assert result.watchdog_fires >= 1
@@ -48,7 +48,7 @@ EXPECTED_DIVERGENCE = pytest.mark.filterwarnings("ignore::pytest_agentevals.repl
 
 
 @EXPECTED_DIVERGENCE
-@pytest.mark.replay("incident-taskrunner-stall", mode="sequential")
+@pytest.mark.replay("incident-taskrunner-stall", replay_mode="sequential")
 def test_a_stricter_watchdog_still_catches_the_recorded_stall(agentevals_replay: Any, tmp_path: Path) -> None:
     # A changed harness, tested against the model's recorded behaviour: it fires one call earlier,
     # so its requests differ from the recording; sequential mode serves the answers in order.
@@ -58,7 +58,7 @@ def test_a_stricter_watchdog_still_catches_the_recorded_stall(agentevals_replay:
 
 
 @EXPECTED_DIVERGENCE
-@pytest.mark.replay("taskrunner-3-tasks", from_step=5, mode="sequential")
+@pytest.mark.replay("taskrunner-3-tasks", from_step=5, replay_mode="sequential")
 def test_a_run_replays_from_a_checkpoint_onward(agentevals_replay: Any, tmp_path: Path) -> None:
     checkpoint = agentevals_replay.cassette.checkpoint
     assert checkpoint["step"] <= 5

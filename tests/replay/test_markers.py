@@ -90,12 +90,12 @@ def test_the_fixture_without_a_replay_refuses_replay_only_attributes(
     [
         (
             "@pytest.mark.replay('fix', mdoe='sequential')",
-            "@pytest.mark.replay(mdoe=...): unknown keyword (did you mean mode=? allowed: cassette, "
-            "from_step, task, mode, record)",
+            "@pytest.mark.replay(mdoe=...): unknown keyword (did you mean replay_mode=? allowed: cassette, "
+            "from_step, task, replay_mode, record)",
         ),
         (
-            "@pytest.mark.replay('fix', mode='loose')",
-            "@pytest.mark.replay(mode=...): 'loose' is not allowed (use one of: strict, sequential)",
+            "@pytest.mark.replay('fix', replay_mode='loose')",
+            "@pytest.mark.replay(replay_mode=...): 'loose' is not allowed (use one of: strict, sequential)",
         ),
         (
             "@pytest.mark.replay('fix', record='sometimes')",
@@ -146,12 +146,14 @@ def test_under_xdist_a_bad_marker_stops_the_run_with_the_message(
 
 def test_a_bad_module_level_marker_is_caught_too(project: pytest.Pytester, server: SimServer) -> None:
     project.makepyfile(
-        test_module="import pytest\n\npytestmark = pytest.mark.replay(mode='fast')\n\n"
+        test_module="import pytest\n\npytestmark = pytest.mark.replay(replay_mode='fast')\n\n"
         + live_test(server, "@pytest.mark.replay('fix')")
     )
     result = project.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*test_module.py::test_it: @pytest.mark.replay(mode=...): 'fast' is not*"])
+    result.stderr.fnmatch_lines(
+        ["*test_module.py::test_it: @pytest.mark.replay(replay_mode=...): 'fast' is not*"]
+    )
 
 
 def test_a_bare_marker_without_its_cassette_fails_before_the_body_runs(

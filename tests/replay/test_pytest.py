@@ -174,7 +174,7 @@ def test_sequential_mode_reports_divergences_without_failing(project: pytest.Pyt
         import pytest
         import replay_support as agent
 
-        @pytest.mark.replay("fix", mode="sequential")
+        @pytest.mark.replay("fix", replay_mode="sequential")
         def test_changed_harness(agentevals_replay):
             assert agent.run_agent(agent.client(), "Fix the bug, please") == "Fixed: add() now adds."
             assert len(agentevals_replay.report.divergences) == 4
@@ -389,12 +389,12 @@ def test_the_tests_own_trace_records_the_replayed_run_and_its_divergences(projec
         import pytest
         import replay_support as agent
 
-        @pytest.mark.replay("fix", mode="sequential")
+        @pytest.mark.replay("fix", replay_mode="sequential")
         def test_it(agentevals_recorder, agentevals_replay):
             agent.run_agent(agent.client(), "Fix the bug, please")
         """
     )
-    project.runpytest("--agentevals-trace-dir=traces").assert_outcomes(passed=1, warnings=1)
+    project.runpytest("--agentevals-traces-dir=traces").assert_outcomes(passed=1, warnings=1)
     (trace,) = (project.path / "traces").glob("*.trace.jsonl")
     events = ae.read_trace(trace)
     assert sum(e["type"] == "model_call" for e in events) == 4

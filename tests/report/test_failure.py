@@ -129,7 +129,7 @@ def test_a_guard_stop_reads_the_same_way(pytester: pytest.Pytester) -> None:
                     )
         """
     )
-    result = pytester.runpytest("--agentevals-history=off", "--agentevals-trace-dir=traces")
+    result = pytester.runpytest("--agentevals-history=off", "--agentevals-traces-dir=traces")
     result.assert_outcomes(failed=1)
     lines = failure_of(result.stdout.lines, "test_spends")
     assert lines[0].startswith("E   RunStopped: the budget guard stopped the run as budget_exhausted")

@@ -400,7 +400,7 @@ def test_pytest_writes_the_report_of_the_session_recorded_runs(
 ) -> None:
     pytester.makepyfile(RECORDING_TESTS)
     result = pytester.runpytest(
-        "--agentevals-trace-dir=traces",
+        "--agentevals-traces-dir=traces",
         "--agentevals-history=off",
         "--agentevals-report=out/report.html",
         *workers,
@@ -430,7 +430,7 @@ def test_pytest_says_when_the_report_cannot_be_written(pytester: pytest.Pytester
         """
     )
     result = pytester.runpytest(
-        "--agentevals-trace-dir=traces", "--agentevals-history=off", "--agentevals-report=r.html"
+        "--agentevals-traces-dir=traces", "--agentevals-history=off", "--agentevals-report=r.html"
     )
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["agentevals report: not written: refused to write the HTML report: *"])

@@ -164,16 +164,16 @@ def test_a_drifted_declared_contract_fails_before_anything_runs(project: pytest.
         def test_fails(agentevals_resume, tmp_path):
             raise AssertionError("never reached")
 
-        @pytest.mark.resume("counter-2", contract="warn")
+        @pytest.mark.resume("counter-2", contract_policy="warn")
         def test_warns(agentevals_resume):
             assert agentevals_resume.run_agent() == {"done": 6}
             assert [d.key for d in agentevals_resume.drifts] == ["counter.schema"]
 
-        @pytest.mark.resume("counter-2", tolerate=["counter.*"])
+        @pytest.mark.resume("counter-2", contract_tolerate=["counter.*"])
         def test_tolerated(agentevals_resume):
             assert agentevals_resume.run_agent() == {"done": 6}
 
-        @pytest.mark.resume("counter-2", contract="skip")
+        @pytest.mark.resume("counter-2", contract_policy="skip")
         def test_skipped(agentevals_resume):
             assert agentevals_resume.drifts == []
         """
@@ -313,8 +313,8 @@ def test_an_unknown_fixture_lists_those_that_exist(project: pytest.Pytester) -> 
             "*(mode=...): 'recorded' is not allowed (use one of: live, replayed)",
         ),
         ('resume("counter-2", max_calls=-1)', "*(max_calls=...): -1 is below 0*"),
-        ('resume("counter-2", contract="maybe")', "*(contract=...): 'maybe' is not allowed*"),
-        ('resume("counter-2", tolerate=["python:tiny"])', "*'python:tiny' is not a tolerance*"),
+        ('resume("counter-2", contract_policy="maybe")', "*(contract_policy=...): 'maybe' is not allowed*"),
+        ('resume("counter-2", contract_tolerate=["python:tiny"])', "*'python:tiny' is not a tolerance*"),
     ],
 )
 def test_a_marker_mistake_stops_the_run_at_collection(
@@ -395,7 +395,7 @@ def test_no_hook_for_the_agent_says_how_to_add_one(project: pytest.Pytester) -> 
         test_leg="""
         import pytest
 
-        @pytest.mark.resume("counter-2", contract="skip")
+        @pytest.mark.resume("counter-2", contract_policy="skip")
         def test_leg(agentevals_resume):
             agentevals_resume.run_agent()
         """

@@ -81,7 +81,7 @@ def test_a_resume_in_pytest_shows_what_the_fixture_holds_escaped(pytester: pytes
         def test_fails(agentevals_resume):
             raise AssertionError("never reached")
 
-        @pytest.mark.resume("counter-2", contract="warn")
+        @pytest.mark.resume("counter-2", contract_policy="warn")
         def test_warns(agentevals_resume):
             assert agentevals_resume.run_agent() == {"done": 6}
         """

@@ -14,7 +14,7 @@ def test_defaults(tmp_path: Path) -> None:
     settings = Settings.resolve(tmp_path)
     assert settings.record == "none"
     assert settings.replay_mode == "strict"
-    assert settings.trace_dir == tmp_path / ".agentevals/traces"
+    assert settings.traces_dir == tmp_path / ".agentevals/traces"
     assert settings.history == tmp_path / ".agentevals/history.sqlite"
     assert settings.flaky_budget["marathon"] == 0.20
     assert settings.flaky_budget["step"] == 0.0
@@ -28,7 +28,7 @@ def test_precedence_cli_over_marker_over_pyproject(tmp_path: Path) -> None:
     assert (settings.record, settings.replay_mode) == ("all", "sequential")
     assert settings.sources["record"] == "cli"
     assert settings.sources["replay_mode"] == "pyproject"
-    marked = settings.for_marker("replay", {"record": "new", "mode": "strict"})
+    marked = settings.for_marker("replay", {"record": "new", "replay_mode": "strict"})
     assert marked.record == "all"  # the command line wins over the marker
     assert marked.replay_mode == "strict"
     assert marked.sources["replay_mode"] == "marker"
@@ -36,15 +36,15 @@ def test_precedence_cli_over_marker_over_pyproject(tmp_path: Path) -> None:
 
 
 def test_history_off_and_paths(tmp_path: Path) -> None:
-    settings = Settings.resolve(tmp_path, pyproject={"history": "off", "trace_dir": "/abs/traces"})
+    settings = Settings.resolve(tmp_path, pyproject={"history": "off", "traces_dir": "/abs/traces"})
     assert settings.history is None
-    assert settings.trace_dir == Path("/abs/traces")
+    assert settings.traces_dir == Path("/abs/traces")
 
 
 @pytest.mark.parametrize(
     ("cli", "pyproject", "message"),
     [
-        ({}, {"recrod": "none"}, r"\[tool.agentevals\] recrod: unknown key \(known keys: trace_dir, record"),
+        ({}, {"recrod": "none"}, r"\[tool.agentevals\] recrod: unknown key \(known keys: traces_dir, record"),
         (
             {"record": "sometimes"},
             {},
@@ -75,19 +75,19 @@ def test_a_marker_keyword_that_is_no_setting_is_an_error(tmp_path: Path) -> None
     with pytest.raises(
         ConfigError,
         match=r"@pytest.mark.replay\(mdoe=...\): unknown keyword "
-        r"\(setting keywords: record, mode, contract, tolerate\)",
+        r"\(setting keywords: record, replay_mode, contract_policy, contract_tolerate\)",
     ):
         Settings.resolve(tmp_path).for_marker("replay", {"mdoe": "strict"})
 
 
 def test_pyproject_table_is_read_in_pytest(pytester: pytest.Pytester) -> None:
-    pytester.makepyprojecttoml('[tool.agentevals]\nreplay_mode = "sequential"\ntrace_dir = "out"\n')
+    pytester.makepyprojecttoml('[tool.agentevals]\nreplay_mode = "sequential"\ntraces_dir = "out"\n')
     pytester.makeconftest(
         """
         from pytest_agentevals.settings.plugin import settings_of
         def pytest_report_header(config):
             s = settings_of(config)
-            return f"settings: {s.replay_mode} {s.trace_dir.name} {s.record}"
+            return f"settings: {s.replay_mode} {s.traces_dir.name} {s.record}"
         """
     )
     pytester.makepyfile("def test_ok(): pass")

@@ -77,7 +77,7 @@ def test_a_changed_prompt_makes_the_framework_examples_cases_stale(tmp_path: Pat
 
 
 def test_the_metamorphic_cases_pass_against_the_simulated_model() -> None:
-    done = pytest_in_repo("-m", "metamorphic")
+    done = pytest_in_repo("-m", "agentevals_metamorphic")
     assert done.returncode == 0, done.stdout[-3000:]
     assert "1 passed, 18 deselected" in done.stdout
 

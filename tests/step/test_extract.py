@@ -91,7 +91,7 @@ def test_extract_freezes_contexts_and_seeds_the_recorded_decisions(trace: Path, 
         "trajectory",
         "--kind",
         "compaction",
-        "--out",
+        "--output",
         out,
         cwd=tmp_path,
     )
@@ -124,7 +124,7 @@ def test_extracted_cases_pass_offline_through_the_users_harness(
     trace: Path, pytester: pytest.Pytester
 ) -> None:
     out = pytester.path / "goldens" / "fix.yaml"
-    done = agentevals("step", "extract", trace, "--steps", "1-3", "--out", out, cwd=pytester.path)
+    done = agentevals("step", "extract", trace, "--steps", "1-3", "--output", out, cwd=pytester.path)
     assert done.returncode == 0, done.stderr
     (pytester.path / "goldens" / "conftest.py").write_text(
         f"""
@@ -148,7 +148,7 @@ def agentevals_decide():
 
 
 def test_asking_for_nothing_there_lists_what_is(trace: Path, tmp_path: Path) -> None:
-    done = agentevals("step", "extract", trace, "--steps", "40", "--out", tmp_path / "x.yaml", cwd=tmp_path)
+    done = agentevals("step", "extract", trace, "--steps", "40", "-o", tmp_path / "x.yaml", cwd=tmp_path)
     assert done.returncode == 2
     assert "has no decision point at the steps and kinds asked for" in done.stderr
     assert "its decision points are at steps: 1 (tool_choice), 2 (trajectory), 3 (compaction)" in done.stderr
@@ -159,8 +159,8 @@ def test_asking_for_nothing_there_lists_what_is(trace: Path, tmp_path: Path) -> 
 
 def test_an_existing_file_needs_append(trace: Path, tmp_path: Path) -> None:
     out = tmp_path / "goldens" / "fix.yaml"
-    assert agentevals("step", "extract", trace, "--steps", "1", "--out", out, cwd=tmp_path).returncode == 0
-    again = agentevals("step", "extract", trace, "--steps", "1", "--out", out, cwd=tmp_path)
+    assert agentevals("step", "extract", trace, "--steps", "1", "--output", out, cwd=tmp_path).returncode == 0
+    again = agentevals("step", "extract", trace, "--steps", "1", "--output", out, cwd=tmp_path)
     assert again.returncode == 2
     assert "exists already (pass --append to add the cases to it" in again.stderr
     out.write_text(out.read_text().replace("scenario: fix", "# hand edit\nscenario: fix"))
@@ -172,7 +172,7 @@ def test_an_existing_file_needs_append(trace: Path, tmp_path: Path) -> None:
         "escalation",
         "--kind",
         "tool_choice",
-        "--out",
+        "--output",
         out,
         "--append",
         cwd=tmp_path,

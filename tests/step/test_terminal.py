@@ -32,7 +32,7 @@ def test_step_points_and_extract_escape_what_the_run_holds(tmp_path: Path) -> No
     assert points.returncode == 0, points.stderr
     assert unsafe(points.stdout) == [], points.stdout
     assert "read\\x1b[2J" in points.stdout  # readable, escaped
-    done = run_agentevals("step", "extract", path, "--steps", "1", "--out", tmp_path / "g.yaml", cwd=tmp_path)
+    done = run_agentevals("step", "extract", path, "--steps", "1", "-o", tmp_path / "g.yaml", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert unsafe(done.stdout + done.stderr) == [], done.stdout
 

@@ -326,7 +326,7 @@ def test_goldens_extracted_from_a_trace_holding_a_key_are_written_without_it(tmp
     # A trace from elsewhere, never scrubbed: the key is in its request.
     trace.write_text(trace.read_text().replace("KEY_PLACEHOLDER", key))
     out = tmp_path / "goldens" / "x.yaml"
-    result = run_agentevals("step", "extract", trace, "--steps", "1", "--out", out, cwd=tmp_path)
+    result = run_agentevals("step", "extract", trace, "--steps", "1", "--output", out, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert f"read a.py with {REDACTED}" in out.read_text()
     assert_nowhere(tmp_path / "goldens", key)
