@@ -108,7 +108,7 @@ def test_the_fixture_without_a_replay_refuses_replay_only_attributes(
         (
             "@pytest.mark.replay('fix', 'strict')",
             "@pytest.mark.replay('fix', 'strict'): takes at most 1 positional argument(s) (cassette) (give "
-            "the others as keywords: cassette, from_step, task, mode, record)",
+            "the others as keywords: cassette, from_step, task, replay_mode, record)",
         ),
         (
             "@pytest.mark.replay(42)",
