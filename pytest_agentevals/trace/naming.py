@@ -1,7 +1,7 @@
 """File names this project writes: readable, unique where they must be, safe on every file system.
 
 One rule for what a name may hold (`safe_name`), used for per-test traces here and for cassettes in
-`cassette_names.py`. A name never holds a secret: a parametrized test id can hold a value, and a
+`replay/names.py`. A name never holds a secret: a parametrized test id can hold a value, and a
 file name is shown in CI logs, JUnit XML and committed cassette folders like a file's content.
 """
 
