@@ -1,13 +1,8 @@
-"""Each layer's marker, declared once and checked once at collection (`MarkerSpec`), a test's marks
-read in precedence order (`marks_of`), and `is_worker`, the one test of an xdist worker: the pytest
-glue every face shares, beside the top-level `plugin.py`, small and generic; no engine imports it.
-
-A face declares its marker — positional arguments, its own keywords with a parser each, and the
-keywords that override a setting (`Settings.for_marker`) — and calls `spec.check(session, items,
-settings)` at collection: any mistake stops the run with `pytest.UsageError` naming the test, the
-keyword and the allowed ones (an unknown keyword, a bad value, too many positional arguments, an
-unregistered near miss of the marker's name such as `@pytest.mark.replya`). What it parsed waits in
-`item.stash[spec.key]` for the layer's fixture.
+"""Each layer's marker, declared once and checked once at collection (`MarkerSpec`: positional
+arguments, keywords with a parser each, and the keywords that override a setting), a test's marks in
+precedence order (`marks_of`), and `is_worker`, the one test of an xdist worker. Shared pytest glue
+beside `plugin.py`, small and generic; no engine imports it. A mistake (an unknown keyword, a bad
+value, too many arguments, `@pytest.mark.replya`) stops the run naming the test and the keyword.
 """
 
 from __future__ import annotations
@@ -22,9 +17,10 @@ import pytest
 from .errors import AgentEvalsDeprecationWarning, ConfigError
 from .settings import Settings
 from .settings.budgets import Mark
-from .settings.options import OLD_MARKER_KWARGS, renamed
+from .settings.options import OLD_MARKER_KWARGS, marker_keyword_now, renamed
 
 Parse = Callable[[str, Any], Any]  # (where, raw value) -> value, raising ConfigError
+INI = "pytest configuration"
 
 
 @dataclass(frozen=True)
@@ -38,21 +34,19 @@ class Marked:
 
 @dataclass(frozen=True, eq=False)
 class MarkerSpec:
-    """One layer's marker: `name`, its positional arguments' names (each also a keyword), its own
-    keywords and their parsers, and the keywords that override a setting (`Option.marker_kwarg`)."""
+    """One layer's marker: `name`, its positional arguments (each also a keyword), its own keywords'
+    parsers, and the keywords that override a setting (`Option.marker_kwarg`)."""
 
     name: str
     positional: tuple[str, ...] = ()
-    # The parsers, or a function that gives them: a face declares its marker at import, and the
-    # parsers (from its engine) load with the first test that carries the marker.
+    # Or a function giving them: the engine's parsers load with the first test carrying the marker.
     keywords: Mapping[str, Parse] | Callable[[], Mapping[str, Parse]] = field(default_factory=dict)
     settings: tuple[str, ...] = ()
     key: pytest.StashKey[Marked] = field(default_factory=lambda: pytest.StashKey[Marked]())
 
     @property
     def parsers(self) -> Mapping[str, Parse]:
-        # Asked anew each time, not cached: the engine's parsers come from the modules in sys.modules
-        # now (pytester drops modules between in-process runs; a cached parser would be a stale copy).
+        # Asked anew, not cached: the parsers of the modules in sys.modules now (pytester drops them).
         return self.keywords() if callable(self.keywords) else self.keywords
 
     @property
@@ -70,76 +64,58 @@ class MarkerSpec:
                 "give the others as keywords: " + ", ".join(self.allowed),
             )
         raw = dict(zip(self.positional, mark.args, strict=False))
-        renamed: list[tuple[str, str]] = []
+        renamed = [(old, new) for old in mark.kwargs if (new := marker_keyword_now(old, self.settings))]
         for name, value in mark.kwargs.items():
-            new = getattr(OLD_MARKER_KWARGS.get(name), "marker_kwarg", None)
-            if new in self.settings:  # a setting keyword's 0.x spelling
-                renamed.append((name, new))
-                name = new
+            name = marker_keyword_now(name, self.settings) or name  # a setting keyword's 0.x spelling
             if name in raw:
                 raise ConfigError(f"{where}({name}=...)", "given twice, as a positional and a keyword")
             raw[name] = value
-        values: dict[str, Any] = {}
-        overrides: dict[str, Any] = {}
+        values, overrides = {}, {}
         for name, value in raw.items():
             if name in self.settings:
                 overrides[name] = value
             elif name in self.parsers:
                 values[name] = self.parsers[name](f"{where}({name}=...)", value)
             else:
-                near = self._near(name)
-                hint = f"did you mean {near}=? " if near else ""
-                raise ConfigError(
-                    f"{where}({name}=...)", "unknown keyword", hint + "allowed: " + ", ".join(self.allowed)
-                )
+                near = difflib.get_close_matches(name, [*self.allowed, *OLD_MARKER_KWARGS], n=1)
+                now = near and (marker_keyword_now(near[0], self.settings) or near[0])
+                allowed = "allowed: " + ", ".join(self.allowed)
+                hint = f"did you mean {now}=? " if now else ""
+                raise ConfigError(f"{where}({name}=...)", "unknown keyword", hint + allowed)
         return Marked(values, settings.for_marker(self.name, overrides), tuple(renamed))
 
-    def _near(self, name: str) -> str | None:
-        """The keyword `name` looks like a typo of (a 0.x spelling's near miss gives its name now)."""
-        old = {o: str(OLD_MARKER_KWARGS[o].marker_kwarg) for o in OLD_MARKER_KWARGS}
-        olds = [o for o in old if old[o] in self.settings]
-        near = difflib.get_close_matches(name, [*self.allowed, *olds], n=1)
-        return (old.get(near[0], near[0])) if near else None
-
     def check(self, session: pytest.Session, items: list[pytest.Item], settings: Settings) -> None:
-        """Check this marker on every collected test (every one of its marks, module-level ones too)
-        and keep the closest one's reading; raise `pytest.UsageError` listing the mistakes. An xdist
-        worker cannot end the run with a usage error (the controller would call it a crash): it
-        stops the session with the message instead, and collects nothing."""
-        try:
-            self._check(items, settings, registered_markers(session.config))
-        except pytest.UsageError as exc:
-            if not is_worker(session.config):
-                raise
-            session.shouldstop = str(exc)
-            items.clear()
-
-    def _check(self, items: Iterable[pytest.Item], settings: Settings, registered: Iterable[str]) -> None:
-        known = set(registered)
-        errors: list[str] = []
+        """Check this marker on every collected test (module-level marks too), keep the closest one's
+        reading, and raise `pytest.UsageError` listing the mistakes. An xdist worker cannot end the
+        run with a usage error (the controller would call it a crash): it stops the session instead."""
+        known, errors = registered_markers(session.config), []
         for item in items:
             try:
-                for mark in item.iter_markers():
-                    if mark.name not in known and near_miss(mark.name, [self.name]):
-                        raise ConfigError(
-                            f"@pytest.mark.{mark.name}",
-                            "is not a marker",
-                            f"did you mean @pytest.mark.{self.name}? (or register "
-                            f"{mark.name!r} under markers in your pytest configuration)",
-                        )
-                closest = item.get_closest_marker(self.name)
-                for mark in item.iter_markers(self.name):
-                    marked = self.parse(mark, settings)
-                    for old, new in marked.renamed:
-                        where = f"@pytest.mark.{self.name}"
-                        item.warn(AgentEvalsDeprecationWarning(renamed(f"{old}=", f"{new}=", where)))
-                    if mark is closest:
-                        item.stash[self.key] = marked
+                self._read(item, settings, known)
             except ConfigError as exc:
                 errors.append(f"{item.nodeid}: {exc}")
-        if errors:
-            more = f"\n  … and {len(errors) - 5} more" if len(errors) > 5 else ""
-            raise pytest.UsageError("agentevals: " + "\n".join(errors[:5]) + more)
+        if not errors:
+            return
+        more = f"\n  … and {len(errors) - 5} more" if len(errors) > 5 else ""
+        message = "agentevals: " + "\n".join(errors[:5]) + more
+        if not is_worker(session.config):
+            raise pytest.UsageError(message)
+        session.shouldstop = message
+        items.clear()
+
+    def _read(self, item: pytest.Item, settings: Settings, known: set[str]) -> None:
+        where = f"@pytest.mark.{self.name}"
+        for mark in item.iter_markers():
+            if mark.name not in known and near_miss(mark.name, [self.name]):
+                fix = f"did you mean {where}? (or register {mark.name!r} under markers in your {INI})"
+                raise ConfigError(f"@pytest.mark.{mark.name}", "is not a marker", fix)
+        closest = item.get_closest_marker(self.name)
+        for mark in item.iter_markers(self.name):
+            marked = self.parse(mark, settings)
+            for old, new in marked.renamed:
+                item.warn(AgentEvalsDeprecationWarning(renamed(f"{old}=", f"{new}=", where)))
+            if mark is closest:
+                item.stash[self.key] = marked
 
     def of(self, item: pytest.Item) -> Marked | None:
         """What `check` read from the test's closest marker (None when it has none)."""
@@ -158,22 +134,16 @@ def registered_markers(config: pytest.Config) -> set[str]:
 
 
 def _call(mark: pytest.Mark) -> str:
-    parts = [repr(arg) for arg in mark.args] + [f"{key}=..." for key in mark.kwargs]
-    return f"({', '.join(parts)})"
+    return "(" + ", ".join([repr(arg) for arg in mark.args] + [f"{key}=..." for key in mark.kwargs]) + ")"
 
 
 def marks_of(item: pytest.Item, names: Sequence[str]) -> list[Mark]:
     """The markers `names` of a test, each name's farthest first (module, class, then function)."""
-    return [
-        (name, tuple(mark.args), dict(mark.kwargs))
-        for name in names
-        for mark in reversed(list(item.iter_markers(name)))
-    ]
+    return [(n, tuple(m.args), dict(m.kwargs)) for n in names for m in reversed(list(item.iter_markers(n)))]
 
 
 def is_worker(config: pytest.Config) -> bool:
-    """Whether this process is an xdist worker: it sends what it saw through reports, and only the
-    controller (or a plain session) writes shared files."""
+    """Whether this is an xdist worker: it reports what it saw; only the controller writes files."""
     return hasattr(config, "workerinput")
 
 

@@ -498,6 +498,12 @@ OLD_KEYS: dict[str, Option] = {old: option for option in OPTIONS for old in opti
 OLD_MARKER_KWARGS: dict[str, Option] = {old: o for o in OPTIONS for old in o.old_marker_kwargs}
 
 
+def marker_keyword_now(name: str, among: Sequence[str]) -> str | None:
+    """The name now of a setting keyword's 0.x spelling `name`, when it is one of `among`."""
+    option = OLD_MARKER_KWARGS.get(name)
+    return option.marker_kwarg if option is not None and option.marker_kwarg in among else None
+
+
 def renamed(old: str, new: str, where: str) -> str:
     """The warning for a 0.x spelling still used."""
     return f"{where}: {old} is the 0.x name of {new}; write {new} (the old name goes in the next release)"
