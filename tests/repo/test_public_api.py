@@ -12,6 +12,8 @@ from types import ModuleType
 
 import pytest
 
+from pytest_agentevals.errors import AgentEvalsDeprecationWarning
+
 REPO = Path(__file__).resolve().parents[2]
 DOCUMENTS = sorted([REPO / "README.md", REPO / "examples" / "README.md", *(REPO / "docs").glob("*.md")])
 # Every python block, the ones marked `<!-- not run -->` included: a reader copies those too.
@@ -80,3 +82,21 @@ def test_a_private_name_in_an_example_is_caught() -> None:
         "from pytest_agentevals.replay.vcr_yaml import load: pytest_agentevals.replay.vcr_yaml has no "
         "__all__: nothing in it is public"
     ]
+
+
+def test_a_deprecation_warning_points_at_the_line_that_used_the_old_name() -> None:
+    # The root wraps its lookup (for __version__) and a from-import goes through importlib: neither
+    # may be blamed, or Python's default filters would hide the warning outside a test run.
+    import pytest_agentevals as ae
+
+    blamed: set[str] = set()
+    with pytest.warns(AgentEvalsDeprecationWarning) as caught:
+        ae.ReplaySession  # noqa: B018
+    blamed |= {warning.filename for warning in caught}
+    with pytest.warns(AgentEvalsDeprecationWarning) as caught:
+        from pytest_agentevals import ReplaySession as at_the_root  # noqa: F401
+    blamed |= {warning.filename for warning in caught}
+    with pytest.warns(AgentEvalsDeprecationWarning) as caught:
+        from pytest_agentevals.replay import ReplaySession as in_replay  # type: ignore[attr-defined]  # noqa: F401
+    blamed |= {warning.filename for warning in caught}
+    assert blamed == {__file__}
