@@ -106,7 +106,9 @@ def test_a_deprecation_warning_points_at_the_line_that_used_the_old_name() -> No
     assert blamed == {__file__}
 
 
-# -- the tiers -----------------------------------------------------------------------------------------
+# -- the tiers (docs/api.md) ---------------------------------------------------------------------------
+API_PAGE = REPO / "docs" / "api.md"
+PACKAGE = REPO / "pytest_agentevals"
 ROOT_AT_MOST = 30
 # The root names that left tier 1, and the tier-2 home each is public in now. Written out here, not
 # read from the package: this table is what says none of them was dropped silently.
@@ -156,11 +158,55 @@ ROOT_BEFORE = {
 }  # fmt: skip
 
 
+def modules_with_an_all() -> list[str]:
+    """Every module of the package that assigns `__all__` at its top level: tier 2 (the root, tier 1,
+    among them)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign | ast.AnnAssign) and any(
+                isinstance(target, ast.Name) and target.id == "__all__"
+                for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            ):
+                parts = list(path.relative_to(REPO).with_suffix("").parts)
+                found.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+                break
+    return found
+
+
+def _section(text: str, heading: str) -> str:
+    start = text.index(f"\n## {heading}")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else len(text)]
+
+
+def api_page() -> tuple[list[str], list[str]]:
+    """The names docs/api.md lists as tier 1, and the modules it lists as tier 2, as written."""
+    text = API_PAGE.read_text(encoding="utf-8")
+    entry = re.compile(r"^- `([^`]+)` — ", re.M)
+    return entry.findall(_section(text, "Tier 1")), entry.findall(_section(text, "Tier 2"))
+
+
 def test_the_root_stays_small() -> None:
     import pytest_agentevals as ae
 
     assert len(ae.__all__) <= ROOT_AT_MOST, "tier 1 is the everyday names: move the rest to a package"
     assert len(set(ae.__all__)) == len(ae.__all__)
+
+
+def test_the_api_page_names_exactly_the_root() -> None:
+    import pytest_agentevals as ae
+
+    root, _ = api_page()
+    assert sorted(root) == sorted(ae.__all__)
+    assert len(root) == len(set(root)), "a root name listed twice"
+    assert f"({len(ae.__all__)} names, listed below)" in API_PAGE.read_text(encoding="utf-8")
+
+
+def test_the_api_page_lists_every_module_with_an_all_and_nothing_else() -> None:
+    _, listed = api_page()
+    assert sorted(listed) == sorted(set(modules_with_an_all()) - {"pytest_agentevals"})
+    assert len(listed) == len(set(listed)), "a module listed twice"
 
 
 def test_every_name_that_left_the_root_warns_and_is_its_new_home_s() -> None:
