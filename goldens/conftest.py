@@ -39,7 +39,7 @@ from examples.taskrunner.harness import (
 )
 from examples.taskrunner.policy import ScriptedModel
 from examples.taskrunner.tasks import make_tasks
-from pytest_agentevals import BudgetLeft
+from pytest_agentevals.guards import BudgetLeft
 from pytest_agentevals.sim import SimServer
 from pytest_agentevals.step import Decision, StepCase
 

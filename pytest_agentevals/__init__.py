@@ -1,9 +1,13 @@
 """pytest-agentevals: an eval pyramid for long-running LLM agents.
 
-The public API is `__all__`, each name imported in the `TYPE_CHECKING` block below from the module
-that defines it. pytest loads this package with the plugin for every session, so a name's module is
-imported when the name is first used (`_lazy.py`, PEP 562), not here: a session that records
-nothing never loads the recorder, and `agentevals` never loads pytest.
+The root is tier 1 of the public API (docs/api.md): the about 25 names a harness and its tests use
+every day, in `__all__`. Everything else public lives in a package's `__all__` (tier 2:
+`pytest_agentevals.errors` holds every error, `trace`, `guards`, `replay`, `resume`, `settings`...).
+
+Each root name is imported in the `TYPE_CHECKING` block below from the module that defines it.
+pytest loads this package with the plugin for every session, so a name's module is imported when
+the name is first used (`_lazy.py`, PEP 562), not here: a session that records nothing never loads
+the recorder, and `agentevals` never loads pytest.
 """
 
 from __future__ import annotations
@@ -19,42 +23,56 @@ if TYPE_CHECKING:
         AgentEvalsDeprecationWarning,
         AgentEvalsError,
         CassetteError,
-        CheckpointError,
         ConfigError,
-        ContractDrift,
-        GoldenError,
-        GuardError,
-        HistoryError,
-        LedgerError,
-        NewerTraceVersion,
-        RecordingError,
         ReplayDivergence,
         RunStopped,
-        SimError,
-        StaleCassette,
-        StaleGolden,
-        TraceError,
-        TraceFormatError,
-        UnrecordedRequest,
     )
-    from .guards.left import BudgetLeft
-    from .guards.protocol import Guard
+    from .guards.protocol import Guard, Ruling
     from .hooks import AgentRun
+    from .lifecycle import RunSpec
     from .recording.harness import budget_left, checkpoint, compaction, expect_progress, note, verification
-    from .recording.recorder import Recorder, current_recorder
+    from .recording.recorder import Recorder
     from .replay.engine import Replayer
-    from .replay.report import ReplayReport
     from .replay.run import ReplayRun
-    from .resume.boot import ResumePoint, resume_point_from_trace
     from .settings.budgets import Budget
-    from .settings.layers import LAYERS, Layer
-    from .settings.resolve import Settings
-    from .trace.reader import TraceReader, read_trace
-    from .trace.writer import TraceWriter
+    from .trace.reader import read_trace
 
     __version__: str
 
-_lazy_getattr, __dir__ = attach(__name__, __file__, deprecated={"ReplaySession": "ReplayRun"})
+# The root names that left tier 1 in 0.2: each still answers for one release, with an
+# AgentEvalsDeprecationWarning naming its tier-2 home ("module:attr" names the package that exports
+# it, so the warning gives the spelling to use, not the module that defines it).
+_lazy_getattr, __dir__ = attach(
+    __name__,
+    __file__,
+    deprecated={
+        "BudgetLeft": "pytest_agentevals.guards:BudgetLeft",
+        "CheckpointError": "pytest_agentevals.errors:CheckpointError",
+        "ContractDrift": "pytest_agentevals.errors:ContractDrift",
+        "GoldenError": "pytest_agentevals.errors:GoldenError",
+        "GuardError": "pytest_agentevals.errors:GuardError",
+        "HistoryError": "pytest_agentevals.errors:HistoryError",
+        "LAYERS": "pytest_agentevals.settings:LAYERS",
+        "Layer": "pytest_agentevals.settings:Layer",
+        "LedgerError": "pytest_agentevals.errors:LedgerError",
+        "NewerTraceVersion": "pytest_agentevals.errors:NewerTraceVersion",
+        "RecordingError": "pytest_agentevals.errors:RecordingError",
+        "ReplayReport": "pytest_agentevals.replay:ReplayReport",
+        "ReplaySession": "ReplayRun",
+        "ResumePoint": "pytest_agentevals.resume:ResumePoint",
+        "Settings": "pytest_agentevals.settings:Settings",
+        "SimError": "pytest_agentevals.errors:SimError",
+        "StaleCassette": "pytest_agentevals.errors:StaleCassette",
+        "StaleGolden": "pytest_agentevals.errors:StaleGolden",
+        "TraceError": "pytest_agentevals.errors:TraceError",
+        "TraceFormatError": "pytest_agentevals.errors:TraceFormatError",
+        "TraceReader": "pytest_agentevals.trace:TraceReader",
+        "TraceWriter": "pytest_agentevals.trace:TraceWriter",
+        "UnrecordedRequest": "pytest_agentevals.errors:UnrecordedRequest",
+        "current_recorder": "pytest_agentevals.recording:current_recorder",
+        "resume_point_from_trace": "pytest_agentevals.resume:resume_point_from_trace",
+    },
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -75,51 +93,29 @@ def _version() -> str:
 
 
 __all__ = [
-    "LAYERS",
     "AgentEvalsDeprecationWarning",
     "AgentEvalsError",
     "AgentRun",
     "Budget",
-    "BudgetLeft",
     "CassetteError",
-    "CheckpointError",
     "ConfigError",
-    "ContractDrift",
-    "GoldenError",
     "Guard",
-    "GuardError",
-    "HistoryError",
-    "Layer",
-    "LedgerError",
     "ModelEndpoint",
-    "NewerTraceVersion",
     "Recorder",
-    "RecordingError",
     "ReplayDivergence",
-    "ReplayReport",
     "ReplayRun",
     "Replayer",
-    "ResumePoint",
+    "Ruling",
+    "RunSpec",
     "RunStopped",
-    "Settings",
-    "SimError",
-    "StaleCassette",
-    "StaleGolden",
-    "TraceError",
-    "TraceFormatError",
-    "TraceReader",
-    "TraceWriter",
-    "UnrecordedRequest",
     "__version__",
     "budget_left",
     "checkpoint",
     "compaction",
-    "current_recorder",
     "expect_progress",
     "model_endpoint",
     "note",
     "read_trace",
-    "resume_point_from_trace",
     "tool",
     "verification",
     "wrap_tools",

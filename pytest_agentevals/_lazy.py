@@ -25,6 +25,7 @@ import sys
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from .errors import AgentEvalsDeprecationWarning
@@ -69,7 +70,7 @@ def attach(
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         home = names().get(name)
         if home is None and name in old:
-            return _deprecated(package, name, old[name], __getattr__)
+            return _deprecated(package, init_file, name, old[name], __getattr__)
         if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         # Not cached on the package: a name always comes from the module now in sys.modules, so a
@@ -82,16 +83,36 @@ def attach(
     return __getattr__, __dir__
 
 
-def _deprecated(package: str, name: str, new: str, lookup: Callable[[str], Any]) -> Any:
+def _deprecated(package: str, init_file: str, name: str, new: str, lookup: Callable[[str], Any]) -> Any:
     module, _, attr = new.rpartition(":")
     spelled = f"{module}.{attr}" if module else f"{package}.{new}"
     warnings.warn(
         AgentEvalsDeprecationWarning(
             f"{package}.{name} is the 0.x name of {spelled}; use that (the old name goes in the next release)"
         ),
-        stacklevel=3,
+        stacklevel=_asker(init_file),
     )
     return getattr(importlib.import_module(module), attr) if module else lookup(new)
+
+
+def _asker(init_file: str) -> int:
+    """The stack level of the code that asked for a deprecated name, for `_deprecated`'s warning.
+
+    Counted, not fixed: the root's `__getattr__` wraps this module's (for `__version__`), and a
+    warning blamed on our own `__init__.py` is one Python's default filters hide outside tests.
+    Frames of this module and of the package's `__init__.py` are skipped; importlib's are not
+    counted, as `warnings` skips them itself."""
+    own = {__file__, init_file}
+    level = 2  # 1 is `_deprecated`; 2, the first frame that called it
+    frame: FrameType | None = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not ("importlib" in name and "_bootstrap" in name):
+            if name not in own:
+                return level
+            level += 1
+        frame = frame.f_back
+    return level
 
 
 def _is_submodule(folder: Path, name: str) -> bool:

@@ -5,6 +5,35 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+# Every class below is public: this module is the errors' tier-2 home (docs/api.md), so one import
+# line reaches any of them. `loud` is the transports' helper, not API. A layer's own warnings
+# (`ReplayDivergenceWarning`, `ContractDriftWarning`...) live in that layer's `__all__`.
+__all__ = [
+    "AgentEvalsDeprecationWarning",
+    "AgentEvalsError",
+    "CassetteError",
+    "CheckpointError",
+    "ConfigError",
+    "ContractDrift",
+    "GoldenError",
+    "GuardError",
+    "HistoryError",
+    "LedgerError",
+    "LinkRefused",
+    "MarathonError",
+    "NewerTraceVersion",
+    "RecordingError",
+    "ReplayDivergence",
+    "ReportError",
+    "RunStopped",
+    "SimError",
+    "StaleCassette",
+    "StaleGolden",
+    "TraceError",
+    "TraceFormatError",
+    "UnrecordedRequest",
+]
+
 
 class AgentEvalsError(Exception):
     """Base of every error this project raises on purpose."""

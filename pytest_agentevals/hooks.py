@@ -251,3 +251,15 @@ def implementations(hook: Any) -> list[str]:
 def _impls(hook: Any) -> Sequence[Any]:
     getter = getattr(hook, "get_hookimpls", None)
     return getter() if getter is not None else []
+
+
+# The hookspecs (implemented by name in a conftest.py) and their argument: the helpers above are how
+# this package's faces ask them, not API (docs/api.md).
+__all__ = [
+    "AgentRun",
+    "pytest_agentevals_contract",
+    "pytest_agentevals_resume_agent",
+    "pytest_agentevals_run_agent",
+    "pytest_agentevals_verdicts",
+    "pytest_agentevals_watchdog",
+]

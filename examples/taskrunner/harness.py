@@ -25,7 +25,8 @@ from typing import Any
 import anthropic
 
 import pytest_agentevals
-from pytest_agentevals import BudgetLeft
+from pytest_agentevals.errors import GuardError, LedgerError
+from pytest_agentevals.guards import BudgetLeft
 
 from . import prompts
 from .model import Turn, call_model
@@ -144,9 +145,9 @@ def should_restart(config: HarnessConfig, restarts: int, error: BaseException) -
     """Restart a crashed attempt from the last checkpoint? Not when a budget stopped it (the harness's
     or the framework's, whose guards also stop stalled and looping runs) or a guard refused it (a
     model with no price, a failed watchdog hook), nor after `max_restarts`."""
-    if isinstance(error, BudgetExhausted | pytest_agentevals.RunStopped | pytest_agentevals.GuardError):
+    if isinstance(error, BudgetExhausted | pytest_agentevals.RunStopped | GuardError):
         return False
-    if isinstance(error, pytest_agentevals.ConfigError | pytest_agentevals.LedgerError):
+    if isinstance(error, pytest_agentevals.ConfigError | LedgerError):
         return False
     return restarts < config.max_restarts
 

@@ -21,6 +21,7 @@ from typing import Any
 import anthropic
 
 import pytest_agentevals
+from pytest_agentevals.recording import current_recorder
 from pytest_agentevals.trace.paths import path_problem
 
 from .harness import (
@@ -170,7 +171,7 @@ def run_agent(
             )
             state = last.restore(root)
     assert status is not None
-    recorder = pytest_agentevals.current_recorder()
+    recorder = current_recorder()
     if recorder is not None:
         recorder.end(status)
     return RunResult(

@@ -502,6 +502,3 @@ def _trace_finder(folder: Any) -> render.TracePath:
         return path if path.is_file() else None
 
     return find
-
-
-__all__: Sequence[str] = ("MARATHON", "MarathonLayer", "Seeding")

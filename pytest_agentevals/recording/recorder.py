@@ -22,7 +22,7 @@ from ..guards.runner import OBSERVED, GuardRunner
 from ..lifecycle import RunSpec
 from ..trace.events import NO_MODEL_CALLS, NO_MODEL_CALLS_REASON, RUN_STATUSES, TRACE_VERSION, Event
 from ..trace.writer import TraceWriter
-from ..workspace.snapshot import Snapshotter
+from ..workspace import Snapshotter
 from . import active, exchange
 from .bodies import BodyDecoder
 from .patching import patched

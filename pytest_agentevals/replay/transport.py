@@ -1,20 +1,16 @@
-"""The replay's face towards vcrpy's httpx/httpx2 patches, and errors the SDK does not retry.
+"""The replay's face towards vcrpy's httpx/httpx2 patches.
 
 vcrpy's transport stub asks `can_play_response_for` first and then `play_response`. The engine
 decides in the first call; an unrecorded or divergent request raises from there, inside the
 transport, so no request is sent. The anthropic SDK wraps any transport exception that is not its
-own in `APIConnectionError` and retries it; `loud()` (from `errors.py`, which the guards
-share) makes our error reach the caller at once, unchanged.
+own in `APIConnectionError` and retries it; the engine raises through `loud()` (from `errors.py`,
+which the guards share), so our error reaches the caller at once, unchanged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-
-from ..errors import loud
-
-__all__ = ["ReplayCassette", "loud"]
 
 
 class ReplayCassette:

@@ -20,7 +20,7 @@ from ..errors import CheckpointError, TraceFormatError
 from ..metrics import compute
 from ..trace.events import Event
 from ..trace.reader import TornTraceWarning, TraceReader
-from ..workspace.snapshot import MAX_FILE_BYTES, MAX_TOTAL_BYTES
+from ..workspace import MAX_FILE_BYTES, MAX_TOTAL_BYTES
 from .restore import FILE, LINK, Entry
 
 Latest = str  # the word "latest"

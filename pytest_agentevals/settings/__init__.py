@@ -7,6 +7,7 @@ the options and their resolution at configure) imports pytest: every part of the
 settings.
 """
 
+from .layers import LAYERS, Layer
 from .normalize import Rule, rules
 from .options import (
     BY_KEY,
@@ -23,11 +24,13 @@ from .resolve import Settings, find_pyproject, read_pyproject
 __all__ = [
     "BY_KEY",
     "CONTRACT_POLICIES",
+    "LAYERS",
     "OPTIONS",
     "RECORD_MODES",
     "REPLAY_MODES",
     "REPLAY_PROFILES",
     "REPLAY_VIA",
+    "Layer",
     "Option",
     "Rule",
     "Settings",

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
-    from .snapshot import MAX_FILE_BYTES, MAX_TOTAL_BYTES, Snapshotter
+    from .files import MAX_FILE_BYTES, MAX_TOTAL_BYTES
+    from .snapshot import Snapshotter
 
 __all__ = ["MAX_FILE_BYTES", "MAX_TOTAL_BYTES", "Snapshotter"]
 

@@ -22,8 +22,6 @@ from .files import BY_DESCRIPTOR, MAX_FILE_BYTES, MAX_TOTAL_BYTES, entry_of, rea
 from .inotify import Inotify
 from .watch import Unwatchable, Watcher
 
-__all__ = ["MAX_FILE_BYTES", "MAX_TOTAL_BYTES", "Snapshotter"]
-
 
 class Snapshotter:
     """Takes snapshots, remembering each file's entry between calls.

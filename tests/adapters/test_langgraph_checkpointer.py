@@ -11,7 +11,8 @@ from typing import Annotated, Any, TypedDict
 import pytest
 
 import pytest_agentevals as ae
-from pytest_agentevals import RecordingError, read_trace
+from pytest_agentevals import read_trace
+from pytest_agentevals.errors import RecordingError
 from pytest_agentevals.report.scan import scan
 from pytest_agentevals.resume import extract
 

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 import pytest_agentevals as ae
-from pytest_agentevals import StaleGolden, read_trace
+from pytest_agentevals import read_trace
+from pytest_agentevals.errors import StaleGolden
 from pytest_agentevals.sim import SimServer
 from pytest_agentevals.step import load_case, run_case
 from pytest_agentevals.step.store import Exchange

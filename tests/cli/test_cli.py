@@ -193,8 +193,8 @@ def test_show_lists_problems_of_a_killed_run(project: Path) -> None:
 
 def test_the_programs_own_status_wins(project: Path) -> None:
     (project / "budget.py").write_text(
-        "import sys\nimport pytest_agentevals as ae\n"
-        "ae.current_recorder().end('budget_exhausted')\nsys.exit(1)\n"
+        "import sys\nfrom pytest_agentevals.recording import current_recorder\n"
+        "current_recorder().end('budget_exhausted')\nsys.exit(1)\n"
     )
     result = agentevals("record", "-o", "b.trace.jsonl", "budget.py", cwd=project)
     assert result.returncode == 1

@@ -11,8 +11,8 @@ import pytest
 import pytest_agentevals as ae
 from examples.taskrunner import run
 from examples.taskrunner.harness import HarnessConfig, over_budget, should_compact, should_restart
-from pytest_agentevals import Budget, BudgetLeft, RunStopped
-from pytest_agentevals.guards import guards_for
+from pytest_agentevals import Budget, RunStopped
+from pytest_agentevals.guards import BudgetLeft, guards_for
 
 from ..guard_support import events_of, guard_events
 

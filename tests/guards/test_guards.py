@@ -12,8 +12,10 @@ import anthropic
 import pytest
 
 import pytest_agentevals as ae
-from pytest_agentevals import ConfigError, GuardError, RunStopped
-from pytest_agentevals.guards import Budget, Ruling, RunBudget, Watchdog, guards_for
+from pytest_agentevals import ConfigError, RunStopped
+from pytest_agentevals.errors import GuardError
+from pytest_agentevals.guards import Budget, BudgetLeft, Ruling, RunBudget, Watchdog, guards_for
+from pytest_agentevals.recording import current_recorder
 from pytest_agentevals.sim import Fault, Reply, SimServer
 
 from ..guard_support import MODEL, Clock, Spy, chat, events_of, guard_events, kinds
@@ -293,7 +295,7 @@ def test_a_price_override_prices_the_model(tmp_path: Path) -> None:
 
 
 def test_budget_left_says_what_remains(tmp_path: Path) -> None:
-    assert ae.budget_left() == ae.BudgetLeft()  # nothing records
+    assert ae.budget_left() == BudgetLeft()  # nothing records
     assert not ae.budget_left().limited
     assert ae.budget_left().describe() == ""
     clock = Clock()
@@ -304,7 +306,7 @@ def test_budget_left_says_what_remains(tmp_path: Path) -> None:
         ae.Recorder(path, guards=guards_for(budget, clock=clock)) as recorder,
     ):
         before = ae.budget_left()
-        assert before == ae.BudgetLeft(50_000, 2.0, 10, 600.0, None, 4, ("budget", "watchdog"))
+        assert before == BudgetLeft(50_000, 2.0, 10, 600.0, None, 4, ("budget", "watchdog"))
         chat(client_for(sim), 3)
         clock.now += 100
         left = ae.budget_left()
@@ -470,7 +472,7 @@ def test_a_guard_that_fails_at_start_refuses_the_run_cleanly(tmp_path: Path) -> 
     events = events_of(path)
     assert kinds(events) == ["run_start", "guard", "run_end"]
     assert events[-1]["status"] == "error"
-    assert ae.current_recorder() is None
+    assert current_recorder() is None
 
 
 def test_a_user_guard_can_warn_and_stop(tmp_path: Path) -> None:

@@ -18,8 +18,10 @@ import anthropic
 import pytest
 
 import pytest_agentevals as ae
-from pytest_agentevals import LedgerError, RunStopped
+from pytest_agentevals import RunStopped
+from pytest_agentevals.errors import LedgerError
 from pytest_agentevals.guards import DailyBudget, Ledger
+from pytest_agentevals.recording import current_recorder
 from pytest_agentevals.sim import Reply, SimServer
 
 from ..guard_support import chat, events_of, guard_events, kinds
@@ -68,7 +70,7 @@ def test_the_breaker_trips_and_the_next_run_is_refused_before_it_starts(tmp_path
     events = events_of(tmp_path / "second.trace.jsonl")
     assert kinds(events) == ["run_start", "guard", "run_end"]  # no model call left
     assert events[-1]["status"] == "budget_exhausted"
-    assert ae.current_recorder() is None
+    assert current_recorder() is None
 
 
 def test_raising_the_limit_above_the_trip_lets_runs_start_again(tmp_path: Path) -> None:

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 import pytest_agentevals as ae
-from pytest_agentevals import LedgerError, RunStopped
+from pytest_agentevals import RunStopped
+from pytest_agentevals.errors import LedgerError
 from pytest_agentevals.guards import DailyBudget
 from pytest_agentevals.guards.pg_ledger import SCHEMA, PostgresLedger
 from pytest_agentevals.settings.dburl import DatabaseURL

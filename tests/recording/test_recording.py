@@ -11,6 +11,8 @@ import anthropic
 import pytest
 
 import pytest_agentevals as ae
+from pytest_agentevals.errors import RecordingError, TraceFormatError
+from pytest_agentevals.recording import current_recorder
 from pytest_agentevals.sim import Fault, Reply, SimServer
 from pytest_agentevals.trace.messages import response_message
 from pytest_agentevals.trace.summary import summarize
@@ -239,7 +241,7 @@ def test_no_api_key_reaches_any_file(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_tool_decorator_is_a_pass_through_when_not_recording() -> None:
-    assert ae.current_recorder() is None
+    assert current_recorder() is None
     assert read_file("x") == "contents of x"
     with pytest.raises(FileNotFoundError):
         read_file("missing.txt")
@@ -275,7 +277,7 @@ def test_recorders_reject_bad_harness_values(tmp_path: Path) -> None:
 def test_unwritable_trace_is_a_clear_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(ae.RecordingError, match=r"cannot write the trace .*file/x.trace.jsonl"):
+    with pytest.raises(RecordingError, match=r"cannot write the trace .*file/x.trace.jsonl"):
         ae.Recorder(blocker / "x.trace.jsonl").start()
 
 
@@ -353,7 +355,5 @@ def test_a_workspace_delta_without_its_base_is_an_error(tmp_path: Path) -> None:
         "workspace": {"root": "/w", "base": "previous", "files": {}},
     }
     path.write_text("\n".join([lines[0], json.dumps(orphan), lines[1]]) + "\n")
-    with pytest.raises(
-        ae.TraceFormatError, match=r":2: checkpoint.workspace changes an earlier snapshot of /w"
-    ):
+    with pytest.raises(TraceFormatError, match=r":2: checkpoint.workspace changes an earlier snapshot of /w"):
         ae.read_trace(path)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import pytest_agentevals as ae
+from pytest_agentevals import errors, replay
 
 from .. import replay_support as agent
 
@@ -405,9 +406,17 @@ def test_the_tests_own_trace_records_the_replayed_run_and_its_divergences(projec
 def test_the_fixture_has_a_public_type_and_the_errors_users_meet_are_exported(
     project: pytest.Pytester,
 ) -> None:
-    for name in ("GoldenError", "StaleGolden", "HistoryError", "ReplayRun", "ReplayReport"):
-        assert name in ae.__all__
-        assert getattr(ae, name).__module__.startswith("pytest_agentevals.")
+    # The fixture's type at the root; the errors a user meets, and the run's report, in their tier-2
+    # homes (docs/api.md).
+    for module, name in [
+        (ae, "ReplayRun"),
+        (errors, "GoldenError"),
+        (errors, "StaleGolden"),
+        (errors, "HistoryError"),
+        (replay, "ReplayReport"),
+    ]:
+        assert name in module.__all__
+        assert getattr(module, name).__module__.startswith("pytest_agentevals.")
     assert "record" not in ae.__all__  # Recorder and Replayer, once each
     assert "replay" not in ae.__all__
     project.makepyfile(

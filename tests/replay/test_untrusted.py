@@ -15,6 +15,7 @@ import pytest
 import pytest_agentevals as ae
 from examples.taskrunner.supervisor import MARKER, Checkpoint
 from pytest_agentevals.errors import TraceFormatError
+from pytest_agentevals.settings import Settings
 from pytest_agentevals.trace.paths import link_problem
 
 from .. import replay_support as agent
@@ -81,7 +82,7 @@ def test_a_program_the_repository_allows_is_replayed(recorded_program: pytest.Py
 
 def test_an_allow_list_entry_names_a_program_only(tmp_path: Path) -> None:
     with pytest.raises(ae.ConfigError, match=r"replay_programs: '-m pkg --x' is not a program"):
-        ae.Settings.resolve(tmp_path, pyproject={"replay_programs": ["-m pkg --x"]})
+        Settings.resolve(tmp_path, pyproject={"replay_programs": ["-m pkg --x"]})
 
 
 # -- checkpoint paths never leave the workspace ------------------------------------------------------

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentevals import ConfigError, Settings
+from pytest_agentevals import ConfigError
 from pytest_agentevals.history import ci_env
+from pytest_agentevals.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 DOCUMENTS = sorted([REPO / "README.md", *(REPO / "docs").glob("*.md")])

@@ -249,6 +249,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "endpoint",
         "guards",
         "hooks",
+        "lifecycle",
         "recording",
         "replay",
         "resume",

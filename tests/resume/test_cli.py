@@ -13,6 +13,7 @@ import pytest
 import pytest_agentevals as ae
 from pytest_agentevals.resume import render
 from pytest_agentevals.resume.verify import verify
+from pytest_agentevals.settings import Settings
 
 from ..conftest import make_fake_key, run_agentevals
 from ..resume_support import edit_manifest, record
@@ -217,7 +218,7 @@ def test_the_verify_gate_works_from_plain_python_and_the_command_prints_its_rend
     extract(project, "--at", "2", "--name", "c")
     edit_manifest(project / "fixtures" / "c", lambda m: m["contract"].update({"packages.anthropic": "0.9.1"}))
     monkeypatch.chdir(project)  # paths are shown relative to where the command runs
-    settings = ae.Settings.for_command_line()
+    settings = Settings.for_command_line()
     (check,) = verify(settings)
     assert (check.name, check.ok) == ("c", False)
     assert [drift.key for drift in check.drifts or []] == ["packages.anthropic"]

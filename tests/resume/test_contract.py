@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_agentevals import ConfigError, Settings
+from pytest_agentevals import ConfigError
 from pytest_agentevals.contract import (
     ABSENT,
     Tolerance,
@@ -24,6 +24,7 @@ from pytest_agentevals.errors import ContractDrift
 from pytest_agentevals.guards.protocol import Call
 from pytest_agentevals.resume.contract_guard import ContractGuard
 from pytest_agentevals.resume.until import Condition
+from pytest_agentevals.settings import Settings
 
 BODY: dict[str, Any] = {
     "model": "claude-sonnet-4-6",

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentevals import ConfigError, Settings
-from pytest_agentevals.settings import read_pyproject
+from pytest_agentevals import ConfigError
+from pytest_agentevals.settings import Settings, read_pyproject
 
 
 def test_defaults(tmp_path: Path) -> None:

@@ -13,7 +13,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_agentevals import Recorder, TraceFormatError, TraceWriter, note, read_trace, tool, verification
+from pytest_agentevals import Recorder, note, read_trace, tool, verification
+from pytest_agentevals.errors import TraceFormatError
+from pytest_agentevals.trace import TraceWriter
 from pytest_agentevals.trace.summary import summarize
 
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytest_agentevals import TraceWriter
+from pytest_agentevals.trace import TraceWriter
 from pytest_agentevals.trace.scrub import REDACTED, Scrubber
 
 

@@ -34,7 +34,7 @@ import pytest_agentevals as ae
 from pytest_agentevals.guards import LoopGuard
 from pytest_agentevals.report import scan
 from pytest_agentevals.sim import Reply, SimServer
-from pytest_agentevals.trace import streams
+from pytest_agentevals.trace import TraceWriter, streams
 from pytest_agentevals.trace.scrub import NOT_SECRETS, REDACTED, Scrubber, is_secret_header
 from pytest_agentevals.trace.writer import serialize
 
@@ -150,9 +150,9 @@ def test_scan_finds_a_key_split_over_the_stream_of_a_vcrpy_cassette(tmp_path: Pa
 
 def test_a_trace_writer_cannot_be_built_without_its_scrubber(tmp_path: Path) -> None:
     with pytest.raises(TypeError):
-        ae.TraceWriter(tmp_path / "a.trace.jsonl", scrub=None)  # type: ignore[call-arg]
+        TraceWriter(tmp_path / "a.trace.jsonl", scrub=None)  # type: ignore[call-arg]
     key = make_fake_key("writer")
-    with ae.TraceWriter(tmp_path / "b.trace.jsonl", secrets=["opaque-value-1"]) as writer:
+    with TraceWriter(tmp_path / "b.trace.jsonl", secrets=["opaque-value-1"]) as writer:
         writer.scrubber.add(["opaque-value-2"])
         writer.write(
             {"type": "run_start", "v": 1, "run_id": "r", "agent": "a", "started_at": "", "contract": {}}
@@ -728,7 +728,7 @@ def test_a_remembered_blob_is_scrubbed_at_every_occurrence_and_forgotten_with_ne
     clean_now = base64.b64encode(f'{{"state": "{later}"}}'.encode()).decode()
     path = tmp_path / "blobs.trace.jsonl"
     environ: dict[str, str] = {}
-    with ae.TraceWriter(path) as writer:
+    with TraceWriter(path) as writer:
         writer.scrubber = Scrubber(environ=environ)
         for number in range(2):
             writer.write({"type": "note", "seq": number, "blob": holding, "other": clean_now})

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import pytest_agentevals as ae
+from pytest_agentevals.trace import TraceWriter
 from pytest_agentevals.trace.scrub import BLOB_MAX_CHARS, REDACTED, Scrubber
 
 from ..conftest import run_agentevals
@@ -36,7 +37,7 @@ def _msgpack_state(key: str) -> bytes:
 
 
 def _write(path: Path, message: str) -> None:
-    with ae.TraceWriter(path) as writer:
+    with TraceWriter(path) as writer:
         writer.write(
             {"type": "run_start", "v": 1, "run_id": "r", "agent": "a", "started_at": "", "contract": {}}
         )

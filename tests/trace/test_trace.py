@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-from pytest_agentevals import TraceFormatError, TraceWriter, read_trace
+from pytest_agentevals import read_trace
+from pytest_agentevals.errors import TraceFormatError
+from pytest_agentevals.trace import TraceWriter
 from pytest_agentevals.trace.reader import TornTraceWarning, TraceReader
 
 START = {
