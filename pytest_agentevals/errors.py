@@ -24,6 +24,7 @@ __all__ = [
     "NewerTraceVersion",
     "RecordingError",
     "ReplayDivergence",
+    "ReplayError",
     "ReportError",
     "RunStopped",
     "SimError",

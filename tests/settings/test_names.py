@@ -120,7 +120,7 @@ def test_every_error_is_in_the_table_under_its_layers_base() -> None:
         for name, cls in vars(errors).items()
         if inspect.isclass(cls) and issubclass(cls, BaseException) and cls.__module__ == errors.__name__
     }
-    assert set(defined) == set(ERRORS)
+    assert set(defined) == set(ERRORS) == set(errors.__all__)
     assert {name: cls.__bases__[0].__name__ for name, cls in defined.items()} == ERRORS
 
 
