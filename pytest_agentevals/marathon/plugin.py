@@ -444,9 +444,6 @@ class MarathonLayer:
 
 # -- a verdict counted in the session's outcome -----------------------------------------------------
 
-FAILED = "failed"  # as `rows.FAILED`: the engine's word, read here without loading the engine
-
-
 @dataclass(frozen=True)
 class _Crash:
     path: str
@@ -478,6 +475,8 @@ def count_verdict(config: pytest.Config, test: str, outcome: str, lines: Sequenc
 
     Called where reports arrive (a plain session, or the xdist controller) before the terminal
     summary; the pyramid table reads the same outcomes from the verdict rows (`VerdictRow.counts`)."""
+    from .rows import FAILED
+
     terminal = config.pluginmanager.get_plugin("terminalreporter")
     if terminal is None:
         return

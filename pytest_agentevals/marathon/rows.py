@@ -43,6 +43,16 @@ class VerdictRow:
         """Whether this bar's whole interval is on its wrong side."""
         return self.verdict in (BELOW, ABOVE)
 
+    @property
+    def fails_the_session(self) -> bool:
+        """Whether its test's verdict is below a bar over the whole marathon: a failure of the layer."""
+        return self.counts == FAILED
+
+    @property
+    def undecided(self) -> bool:
+        """Whether its test's verdict cannot tell yet (said loudly, never counted as passed)."""
+        return self.counts == UNDECIDED
+
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> VerdictRow:
         verdict = str(data.get("verdict", INCONCLUSIVE))

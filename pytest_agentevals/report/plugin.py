@@ -33,9 +33,6 @@ from ..settings import Settings
 from ..settings.layers import LAYER_NAMES
 from ..trace.naming import TRACE_PROPERTY
 
-# How a marathon's verdict counts in the session (`marathon.rows`): below its bar, or undecided.
-FAILED, UNDECIDED = "failed", "inconclusive"
-
 
 class OurFailures:
     """A failure of ours (every layer's) reads message first, without the SDK's and our frames."""
@@ -149,11 +146,9 @@ class PyramidSummary:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for attempt in self._attempts.unfinished():  # e.g. a crashed xdist worker's last test
             self._count(attempt)
-        counted = (
-            {row.test: row.counts for row in verdicts_of(self.config)} if self.config is not None else {}
-        )
-        below = sum(counts == FAILED for counts in counted.values())
-        undecided = sum(counts == UNDECIDED for counts in counted.values())
+        rows = verdicts_of(self.config) if self.config is not None else []
+        below = len({row.test for row in rows if row.fails_the_session})
+        undecided = len({row.test for row in rows if row.undecided})
         marathon = self.tallies["marathon"]
         marathon.failed += below  # a verdict below its bar is a failure of the marathon layer
         if not any(tally.total for tally in self.tallies.values()):
