@@ -444,6 +444,7 @@ class MarathonLayer:
 
 # -- a verdict counted in the session's outcome -----------------------------------------------------
 
+
 @dataclass(frozen=True)
 class _Crash:
     path: str
