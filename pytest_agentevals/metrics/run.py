@@ -22,6 +22,9 @@ from .progress import ProgressCurve, false_claim, progress_of
 from .series import CallPoint, Marker, ProgressPoint, RunSeries
 from .spend import cache_hit_rate, cost_per_verified_pass
 
+# Fields added after metrics were first stored: a stored copy without them still loads.
+_OPTIONAL = frozenset({"cache_writes"})
+
 # Keys of run_start.budget that give a step budget (model calls), in order of preference.
 STEP_BUDGET_KEYS = ("max_calls", "max_steps")
 
@@ -84,6 +87,9 @@ class RunMetrics:
     budget_stops: int
     divergences: int
     crashed: bool  # the run ended with an exception
+    # Cache-write tokens by lifetime ("5m", "1h") and of calls recorded without the split
+    # ("unsplit", priced at the 5-minute rate); None in metrics stored before the split was counted.
+    cache_writes: dict[str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -92,7 +98,7 @@ class RunMetrics:
     def from_json(cls, data: Mapping[str, Any]) -> RunMetrics:
         """Metrics stored with `to_json` (a marathon's results file), back as an object; keys it
         does not know are ignored, so metrics stored by a newer version still load."""
-        names = [item.name for item in fields(cls)]
+        names = [item.name for item in fields(cls) if item.name in data or item.name not in _OPTIONAL]
         missing = [name for name in names if name not in data]
         if missing:
             raise ValueError(f"stored run metrics lack {', '.join(missing)}; store them with to_json()")
@@ -369,6 +375,7 @@ class MetricsScan:
             loop_rate=self._loops.rate,
             loops=self._loops.by_rule(),
             tokens=dict(totals.tokens),
+            cache_writes=dict(totals.cache_writes),
             cost_usd=round(totals.cost_usd, 8),
             unpriced_models=unpriced,
             cost_per_verified_pass=cost_per_verified_pass(

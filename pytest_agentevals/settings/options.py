@@ -212,7 +212,7 @@ def _prices_text(key: str, texts: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-PRICE_FIELDS = ("input", "output", "cache_write", "cache_read")
+PRICE_FIELDS = ("input", "output", "cache_write", "cache_write_1h", "cache_read")
 
 
 def _prices(key: str, raw: Any) -> dict[str, dict[str, float]]:
