@@ -23,7 +23,7 @@ from .series import CallPoint, Marker, ProgressPoint, RunSeries
 from .spend import cache_hit_rate, cost_per_verified_pass
 
 # Fields added after metrics were first stored: a stored copy without them still loads.
-_OPTIONAL = frozenset({"cache_writes"})
+_OPTIONAL = frozenset({"cache_writes", "budget_stop"})
 
 # Keys of run_start.budget that give a step budget (model calls), in order of preference.
 STEP_BUDGET_KEYS = ("max_calls", "max_steps")
@@ -90,6 +90,9 @@ class RunMetrics:
     # Cache-write tokens by lifetime ("5m", "1h") and of calls recorded without the split
     # ("unsplit", priced at the 5-minute rate); None in metrics stored before the split was counted.
     cache_writes: dict[str, int] | None = None
+    # The budget that stopped the run, as `key=limit` ("max_cost_usd=0.5"), from its guard event;
+    # None when no budget stopped it (or the stop named no key).
+    budget_stop: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -114,6 +117,7 @@ class _Counts:
     rate_limited: int = 0
     overloaded: int = 0
     guard_events: dict[str, int] = field(default_factory=dict)
+    budget_stop: str | None = None
 
 
 class MetricsScan:
@@ -318,6 +322,10 @@ class MetricsScan:
             counts.guard_events[action] = counts.guard_events.get(action, 0) + 1
         if marker == "budget_stop":
             counts.budget_stops += 1
+            key = event.get("key")
+            if kind == "guard" and isinstance(key, str) and counts.budget_stop is None:
+                limit = number(event.get("limit"))
+                counts.budget_stop = key if limit is None else f"{key}={limit:g}"
         if self._series is not None:
             step = event.get("step")
             step = step if isinstance(step, int) else self._max_step
@@ -392,6 +400,7 @@ class MetricsScan:
             watchdog_fires=counts.watchdog_fires,
             guard_events=dict(counts.guard_events),
             budget_stops=counts.budget_stops,
+            budget_stop=counts.budget_stop,
             divergences=counts.divergences,
             crashed=self._end is not None and isinstance(self._end.get("error"), dict),
         )

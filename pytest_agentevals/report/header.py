@@ -110,6 +110,7 @@ METRICS: dict[str, tuple[str, str, Format]] = {
     "watchdog_fires": ("incidents", "watchdog firings", numbers.count),
     "guard_events": ("incidents", "guard events", _plain),
     "budget_stops": ("incidents", "budget stops", numbers.count),
+    "budget_stop": ("incidents", "stopped by budget", _plain),
     "divergences": ("incidents", "replay divergences", numbers.count),
     "run_id": ("run", "run id", _plain),
     "agent": ("run", "agent", _plain),

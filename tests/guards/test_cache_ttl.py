@@ -16,6 +16,7 @@ import pytest
 import pytest_agentevals as ae
 from pytest_agentevals.guards import RunBudget, RunStopped
 from pytest_agentevals.guards.prices import PriceTable
+from pytest_agentevals.metrics import compute
 from pytest_agentevals.sim import Reply, SimServer
 from pytest_agentevals.trace.render import summary_text
 from pytest_agentevals.trace.summary import summarize
@@ -139,6 +140,8 @@ def test_a_budget_stops_on_the_true_cost_of_1h_writes(tmp_path: Path, fake_api_k
     events = events_of(path)
     assert events[-1]["status"] == "budget_exhausted"
     assert events[-1]["totals"]["cost_usd"] == pytest.approx(true_cost, rel=1e-6)
+    # The metrics name the budget that stopped it (what a marathon verdict shows for the seed).
+    assert compute(events).budget_stop == f"max_cost_usd={limit:g}"
 
 
 def test_an_old_trace_without_the_split_is_priced_at_the_5m_rate_and_says_so(tmp_path: Path) -> None:
@@ -173,7 +176,7 @@ def test_an_old_trace_without_the_split_is_priced_at_the_5m_rate_and_says_so(tmp
 
 
 def test_metrics_and_the_report_show_both_kinds(tmp_path: Path, fake_api_key: str) -> None:
-    from pytest_agentevals.metrics import RunMetrics, compute
+    from pytest_agentevals.metrics import RunMetrics
     from pytest_agentevals.metrics.render import text
     from pytest_agentevals.report.header import metric_rows
 
