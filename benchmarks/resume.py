@@ -34,10 +34,10 @@ import statistics
 import sys
 import tempfile
 import time
-from typing import Any
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import _figures as figures  # benchmarks/: the folder of the script run
 
