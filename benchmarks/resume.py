@@ -4,17 +4,24 @@
 over 3,000 steps; its checkpoints at steps 100, 1,000 and 3,000 become fixtures. Then:
 
 - boot (restore + contract + state, what `agentevals_resume` does before the leg's recorder
-  starts) from the checkpoint at step 100 and at step 3,000, each repeated into fresh folders,
-  median of each: `boot_s`, and their ratio `depth_ratio` (a fixture holds the whole workspace, never
-  a chain of deltas, so depth alone costs nothing: what grows is the workspace itself, one file per
-  task here — `workspace_files` is printed beside);
+  starts) from the checkpoint at step 100 and at step 3,000, in rounds: each round boots both, into
+  fresh folders, in alternating order (so a machine's load drifting over the run falls on both
+  alike). Per depth: `boot_s` (the median round, wall clock) and `boot_cpu_s` (CPU seconds: steadier
+  on a shared machine), each with every round's figure (`rounds`) and its spread (`spread`, the
+  slowest round over the fastest); then `depth_ratio`, each round's deep boot over its shallow one,
+  as the median round with every round's ratio and the worst (`max`). A fixture holds the whole
+  workspace and the whole state, never a chain of deltas, so depth alone costs nothing: what grows
+  is the workspace itself, one file per task here — `workspace_files` is printed beside;
+- `boot_work`: what a boot reads, counted, not timed — trace events, checkpoint state deltas applied,
+  fixture bytes hashed — at each depth: equal when boot is depth-independent;
 - the same comparison with the workspace held equal: a plain loop of model calls against the simulated
   model checkpoints one unchanging workspace of as many files as the example's at step 3,000, at
   step 100 and at step 3,000: `depth_ratio_same_workspace` (the format's promise, apart from the
-  example's growing workspace);
+  example's growing workspace), per round as above;
 - reaching step 1,000 and running a 20-call leg there, two ways: resuming — boot the fixture at step
   1,000 and run the leg through a `ResumeRun` (recorded, guarded, the contract checked) — against
-  re-running the recorded run from step 0 to step 1,020: `speedup_vs_rerun` (case "1000 steps").
+  re-running the recorded run from step 0 to step 1,020: `speedup_vs_rerun` (case "1000 steps"),
+  printed with both times it divides (`rerun_s`, `resume_s`), each the median of `--legs` rounds.
 
 Prints one JSON line per figure. `--quick` shrinks the run (a smoke run; not the figures to report).
 """
@@ -27,8 +34,10 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import _figures as figures  # benchmarks/: the folder of the script run
 
@@ -74,16 +83,94 @@ def boot(fixture: Fixture, workspace: Path) -> None:
     fixture.state()
 
 
-def median_boot(folder: Path, scratch: Path, repeats: int) -> float:
-    times = []
-    for n in range(repeats):
-        fixture = Fixture.open(folder)  # each boot opens the fixture afresh, as a test does
-        workspace = scratch / f"{folder.name}-{n}"
-        started = time.perf_counter()
-        boot(fixture, workspace)
-        times.append(time.perf_counter() - started)
-        shutil.rmtree(workspace)
-    return statistics.median(times)
+def plain_boot(fixture: Fixture, workspace: Path) -> None:
+    """Restore and state alone (the loop declares no contract of the example's)."""
+    fixture.check_contract({})
+    fixture.restore(workspace)
+    fixture.state()
+
+
+Boot = Callable[[Fixture, Path], None]
+
+
+def timed_boot(folder: Path, workspace: Path, how: Boot) -> tuple[float, float]:
+    """One boot into a fresh folder, opening the fixture afresh as a test does: (wall, CPU) seconds."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    how(Fixture.open(folder), workspace)
+    out = (time.perf_counter() - wall, time.process_time() - cpu)
+    shutil.rmtree(workspace)
+    return out
+
+
+def boot_rounds(
+    folders: dict[int, Path], scratch: Path, rounds: int, how: Boot
+) -> dict[int, list[tuple[float, float]]]:
+    """Each round boots every depth once, the order alternating round by round."""
+    depths = sorted(folders)
+    times: dict[int, list[tuple[float, float]]] = {at: [] for at in depths}
+    for n in range(rounds):
+        for at in depths if n % 2 == 0 else reversed(depths):
+            times[at].append(timed_boot(folders[at], scratch / f"boot-{at}-{n}", how))
+    return times
+
+
+def emit_rounds(times: dict[int, list[tuple[float, float]]], label: str, metric: str, ratio: str) -> None:
+    """Per depth the median round and every round (wall and CPU); then each round's depth ratio."""
+    shallow, deep = sorted(times)
+    for at in (shallow, deep):
+        for clock, suffix in ((0, "_s"), (1, "_cpu_s")):
+            values = [t[clock] for t in times[at]]
+            emit(
+                f"{at} steps{label}",
+                metric + suffix,
+                statistics.median(values),
+                rounds=[round(v, 6) for v in values],
+                spread=round(max(values) / min(values), 3),
+            )
+    for clock, suffix in ((0, ""), (1, "_cpu")):
+        ratios = [d[clock] / s[clock] for s, d in zip(times[shallow], times[deep], strict=True)]
+        emit(
+            f"{shallow} vs {deep} steps{label}",
+            ratio + suffix,
+            statistics.median(ratios),
+            rounds=[round(r, 3) for r in ratios],
+            max=round(max(ratios), 3),
+        )
+
+
+def boot_work(folder: Path, scratch: Path, how: Boot) -> dict[str, int]:
+    """What one boot reads, counted: trace events, state deltas applied, fixture bytes hashed."""
+    from pytest_agentevals.resume import fixture as fixture_module
+    from pytest_agentevals.trace import delta, reader
+
+    counts = {"trace_events": 0, "state_deltas": 0, "hashed_bytes": 0}
+    real_apply, real_iter, real_hash = (
+        delta.apply_state,
+        reader.TraceReader.__iter__,
+        fixture_module.sha256_of,
+    )
+
+    def apply_state(*args: Any, **kwargs: Any) -> Any:
+        counts["state_deltas"] += 1
+        return real_apply(*args, **kwargs)
+
+    def iterate(self: Any) -> Any:
+        for event in real_iter(self):
+            counts["trace_events"] += 1
+            yield event
+
+    def sha256_of(path: Path) -> str:
+        counts["hashed_bytes"] += path.stat().st_size
+        return real_hash(path)
+
+    delta.apply_state, reader.TraceReader.__iter__ = apply_state, iterate  # type: ignore[method-assign]
+    fixture_module.sha256_of = sha256_of
+    try:
+        timed_boot(folder, scratch / "counted-boot", how)
+    finally:
+        delta.apply_state, reader.TraceReader.__iter__ = real_apply, real_iter  # type: ignore[method-assign]
+        fixture_module.sha256_of = real_hash
+    return counts
 
 
 def same_workspace(scratch: Path, shallow: int, deep: int, files: int) -> dict[int, Path]:
@@ -106,21 +193,6 @@ def same_workspace(scratch: Path, shallow: int, deep: int, files: int) -> dict[i
         fixture, _ = extract(trace, at, f"fixed-{at}", scratch / "fixed-fixtures")
         folders[at] = fixture.folder
     return folders
-
-
-def median_plain_boot(folder: Path, scratch: Path, repeats: int) -> float:
-    """Restore and state alone (the loop declares no contract of the example's)."""
-    times = []
-    for n in range(repeats):
-        fixture = Fixture.open(folder)
-        workspace = scratch / f"{folder.name}-{n}"
-        started = time.perf_counter()
-        fixture.check_contract({})
-        fixture.restore(workspace)
-        fixture.state()
-        times.append(time.perf_counter() - started)
-        shutil.rmtree(workspace)
-    return statistics.median(times)
 
 
 def resume_leg(folder: Path, scratch: Path) -> float:
@@ -147,10 +219,17 @@ def resume_leg(folder: Path, scratch: Path) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smaller run (a smoke run)")
+    parser.add_argument(
+        "--rounds", type=int, default=None, help="boot rounds per depth (default 15; 5 quick)"
+    )
+    parser.add_argument(
+        "--legs", type=int, default=None, help="resume and re-run rounds (default 3; 1 quick)"
+    )
     args = parser.parse_args()
     shallow, deep, middle = (100, 600, 300) if args.quick else (100, 3000, 1000)
     tasks = int(deep / 2.3) + 60  # about 2.3 model calls a task: a run past the deep checkpoint
-    repeats = 5 if args.quick else 15
+    rounds = args.rounds or (5 if args.quick else 15)
+    legs = args.legs or (1 if args.quick else 3)
     with tempfile.TemporaryDirectory(prefix="bench-resume-") as temp:
         scratch = Path(temp)
         trace = scratch / "long.trace.jsonl"
@@ -164,33 +243,38 @@ def main() -> int:
             folders[at] = fixture.folder
             emit(f"{at} steps", "workspace_files", fixture.manifest["workspace"]["files"])
 
-        median_boot(folders[shallow], scratch, 2)  # warm the file system and the imports
-        boot_times = {}
+        example = {at: folders[at] for at in (shallow, deep)}
+        boot_rounds(example, scratch, 1, boot)  # warm the file system and the imports
+        emit_rounds(boot_rounds(example, scratch, rounds, boot), "", "boot", "depth_ratio")
         for at in (shallow, deep):
-            boot_times[at] = median_boot(folders[at], scratch, repeats)
-            emit(f"{at} steps", "boot_s", boot_times[at])
-        emit(f"{shallow} vs {deep} steps", "depth_ratio", boot_times[deep] / boot_times[shallow])
-        # Depth alone costs nothing; files do. The same ratio per file of the workspace restored:
-        files = {at: Fixture.open(folders[at]).manifest["workspace"]["files"] for at in (shallow, deep)}
-        per_file = (boot_times[deep] / files[deep]) / (boot_times[shallow] / files[shallow])
-        emit(f"{shallow} vs {deep} steps", "depth_ratio_per_file", per_file)
+            for what, count in boot_work(folders[at], scratch, boot).items():
+                emit(f"{at} steps", f"boot_work_{what}", count, digits=0)
 
-        fixed = same_workspace(scratch, shallow, deep, files[deep])
-        median_plain_boot(fixed[shallow], scratch, 2)
-        fixed_times = {at: median_plain_boot(fixed[at], scratch, repeats) for at in (shallow, deep)}
-        for at in (shallow, deep):
-            emit(f"{at} steps, {files[deep]} files", "boot_same_workspace_s", fixed_times[at])
-        emit(
-            f"{shallow} vs {deep} steps, {files[deep]} files",
+        files = Fixture.open(folders[deep]).manifest["workspace"]["files"]
+        fixed = same_workspace(scratch, shallow, deep, files)
+        boot_rounds(fixed, scratch, 1, plain_boot)
+        emit_rounds(
+            boot_rounds(fixed, scratch, rounds, plain_boot),
+            f", {files} files",
+            "boot_same_workspace",
             "depth_ratio_same_workspace",
-            fixed_times[deep] / fixed_times[shallow],
         )
 
-        resumed = resume_leg(folders[middle], scratch)
-        emit(f"{middle} steps", "resume_and_leg_s", resumed)
-        rerun = record(scratch / "rerun.trace.jsonl", tasks, max_steps=middle + LEG_CALLS)
-        emit(f"{middle} steps", "rerun_and_leg_s", rerun)
-        emit(f"{middle} steps", "speedup_vs_rerun", rerun / resumed)
+        resumed = [resume_leg(folders[middle], scratch / f"leg-{n}") for n in range(legs)]
+        reruns = [
+            record(scratch / f"rerun-{n}.trace.jsonl", tasks, max_steps=middle + LEG_CALLS)
+            for n in range(legs)
+        ]
+        resume_s, rerun_s = statistics.median(resumed), statistics.median(reruns)
+        emit(f"{middle} steps", "resume_and_leg_s", resume_s, rounds=[round(v, 4) for v in resumed])
+        emit(f"{middle} steps", "rerun_and_leg_s", rerun_s, rounds=[round(v, 4) for v in reruns])
+        emit(
+            f"{middle} steps",
+            "speedup_vs_rerun",
+            rerun_s / resume_s,
+            rerun_s=round(rerun_s, 4),
+            resume_s=round(resume_s, 4),
+        )
     return 0
 
 

@@ -50,6 +50,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="pool every commit's runs of a test into one verdict (several nights of unchanged code)",
     )
+    add_setting(report, "budget_stops", metavar="exclude|fail")
     add_format(report, ("text", "json", "markdown"))
     report.set_defaults(func=run_report)
 
@@ -97,7 +98,7 @@ def _load(args: argparse.Namespace) -> list[SeedResult]:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    verdicts = stored.verdicts_of(_load(args), pool=args.pool)
+    verdicts = stored.verdicts_of(_load(args), pool=args.pool, budget_stops=settings_of(args).budget_stops)
     if args.format == "json":
         print(render.as_json(verdicts))
     elif args.format == "markdown":

@@ -391,6 +391,7 @@ class MarathonLayer:
                 commit=commit.sha,
                 branch=commit.branch,
                 run_id=commit.run_id or local_run_id(),
+                budget_stops=self.settings.budget_stops,
             )
         self.tally.receive(data)
 

@@ -19,7 +19,18 @@ from ..trace.naming import safe_name
 from ..trace.terminal import safe
 from .results import SeedResult
 from .rows import VerdictRow
-from .verdict import ABOVE, BELOW, INCONCLUSIVE, MET, METRICS, Estimate, Judgement, Verdict, format_value
+from .verdict import (
+    ABOVE,
+    BELOW,
+    INCONCLUSIVE,
+    MET,
+    METRICS,
+    Estimate,
+    Judgement,
+    Verdict,
+    format_value,
+    stop_note,
+)
 
 TracePath = Callable[[SeedResult], Path | None]  # where a result's trace is on this machine
 
@@ -147,6 +158,11 @@ def text_lines(verdict: Verdict, trace_of: TracePath) -> list[tuple[str, str | N
 
 def inconclusive_text(verdict: Verdict, judgement: Judgement) -> str:
     unit = METRICS[judgement.threshold.metric][1]
+    if judgement.why:  # the interval met the bar, but the seeds cannot be believed (most stopped)
+        return (
+            f"INCONCLUSIVE: {judgement.threshold.label} {interval_text(judgement.estimate, unit)} meets "
+            f"the bar {judgement.threshold.describe(judgement.bar)}, but {judgement.why}"
+        )
     text = (
         f"INCONCLUSIVE: {judgement.threshold.label} {interval_text(judgement.estimate, unit)} holds the bar "
         f"{judgement.threshold.describe(judgement.bar)}; {verdict.n} seed(s) cannot tell"
@@ -250,6 +266,9 @@ def markdown(verdicts: Sequence[Verdict], trace_of: TracePath) -> str:
         if verdict.missing:
             out.append("")
             out.append(f"- no result for seed(s) {describe(verdict.missing)}")
+        if verdict.notes:
+            out.append("")
+            out.extend(f"- {_cell(note)}" for note in verdict.notes)
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 
@@ -279,6 +298,8 @@ def verdict_rows(verdicts: Sequence[Verdict], trace_of: TracePath | None = None)
             notes.append(f"partial: seeds {describe(verdict.seeds)} of this job")
         if verdict.missing:
             notes.append(f"no result for seed(s) {describe(verdict.missing)}")
+        if verdict.stopped:
+            notes.append(stop_note(verdict.stopped, verdict.n, verdict.budget_stops))
         for judgement in verdict.judgements:
             estimate = judgement.estimate
             rows.append(

@@ -60,6 +60,9 @@ STATUS_ORDER = (
 )
 
 
+BUDGET_STOPPED = "budget_exhausted"
+
+
 class TornResultsWarning(UserWarning):
     """The last line of a results file was cut off mid-write (a CI job killed); it was ignored."""
 
@@ -156,6 +159,11 @@ class SeedResult:
     def passed(self) -> bool:
         """A verified pass: what the pass rate counts."""
         return self.metrics.verified_pass
+
+    @property
+    def stopped_by_budget(self) -> bool:
+        """Whether a budget stopped the run: the guard did its job, which says nothing of the agent."""
+        return self.status == BUDGET_STOPPED
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -38,13 +38,16 @@ def load(paths: Sequence[str | Path]) -> tuple[list[SeedResult], list[str]]:
     return [result for result, _ in chosen.values()], [str(warning.message) for warning in caught]
 
 
-def verdicts_of(results: Sequence[SeedResult], pool: bool = False) -> list[Verdict]:
-    """Each test's verdict at each commit (over every commit when pooling), by test then commit."""
+def verdicts_of(
+    results: Sequence[SeedResult], pool: bool = False, budget_stops: str = "exclude"
+) -> list[Verdict]:
+    """Each test's verdict at each commit (over every commit when pooling), by test then commit;
+    `budget_stops` as `judge` takes it."""
     out: list[Verdict] = []
     groups = group(results, pool=pool)
     for test, commit in sorted(groups, key=lambda key: (key[0], key[1] or "")):
         runs = groups[(test, commit)]
-        verdict = judge(test, runs)
+        verdict = judge(test, runs, budget_stops=budget_stops)
         twice = pooled_duplicates(runs)
         if pool and twice:
             seeds = ", ".join(map(str, twice))

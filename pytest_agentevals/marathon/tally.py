@@ -54,9 +54,16 @@ class MarathonTally:
     stamped on every new result, so every line of one session names the same commit and run."""
 
     def __init__(
-        self, folder: Path, *, commit: str | None, branch: str | None = None, run_id: str | None = None
+        self,
+        folder: Path,
+        *,
+        commit: str | None,
+        branch: str | None = None,
+        run_id: str | None = None,
+        budget_stops: str = "exclude",
     ) -> None:
         self.folder = folder
+        self.budget_stops = budget_stops
         self.results_path = folder / RESULTS_FILE
         self.commit = commit
         self.branch = branch
@@ -107,6 +114,13 @@ class MarathonTally:
                 continue
             expected = tuple(sorted(entry.expected))
             out.append(
-                judge(test, entry.results.values(), expected=expected, partial=entry.partial, plan=entry.plan)
+                judge(
+                    test,
+                    entry.results.values(),
+                    expected=expected,
+                    partial=entry.partial,
+                    plan=entry.plan,
+                    budget_stops=self.budget_stops,
+                )
             )
         return out

@@ -11,6 +11,13 @@ whole interval is on the wrong side (`min_*`: high < bar; `max_*`: low > bar —
 *met* when the whole interval is on the right side (low >= bar; high <= bar), *inconclusive* when the
 interval holds the bar. Only a *below* fails; an inconclusive verdict is reported loudly, and with
 `max_seeds=` it asks for more seeds (`grow`).
+
+A seed a budget stopped (`budget_exhausted`) is its own class: the guard worked, which says nothing
+of the agent. It is counted and shown ("2 of 5 seeds stopped by budget max_cost_usd=0.5"), left out
+of the pass rates (the verified-pass rate, pass@k, pass^k and the seeds that missed the pass-rate
+bar) unless `budget_stops="fail"` counts it as a failure, and when most seeds were stopped no bar is
+*met*: it is *inconclusive*, saying why. Progress, loops and cost count every seed (a stopped run's
+spend was spent).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..metrics import cost_per_verified_pass
+from ..settings.options import BUDGET_STOP_MODES
 from ..settings.seeds import extra_seeds
 from . import estimators
 from .results import STATUS_ORDER, Plan, SeedResult
@@ -110,6 +118,7 @@ class Judgement:
     verdict: str  # met, below, above, inconclusive
     estimate: Estimate
     failed_seeds: tuple[int, ...]
+    why: str = ""  # why it is inconclusive when its interval alone would have met the bar
 
     @property
     def failed(self) -> bool:
@@ -122,6 +131,7 @@ class Judgement:
             "bar": self.bar,
             "verdict": self.verdict,
             "failed_seeds": list(self.failed_seeds),
+            **({"why": self.why} if self.why else {}),
         }
 
 
@@ -143,6 +153,7 @@ class Verdict:
     grow: tuple[int, ...] = ()  # the seeds max_seeds adds next
     unknown_thresholds: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    budget_stops: str = "exclude"  # what the pass rates do with budget-stopped seeds (BUDGET_STOP_MODES)
 
     @property
     def n(self) -> int:
@@ -151,6 +162,16 @@ class Verdict:
     @property
     def passes(self) -> int:
         return sum(1 for result in self.results if result.passed)
+
+    @property
+    def stopped(self) -> tuple[SeedResult, ...]:
+        """The seeds a budget stopped (their own class; see the module docstring)."""
+        return tuple(result for result in self.results if result.stopped_by_budget)
+
+    @property
+    def mostly_stopped(self) -> bool:
+        """Whether most seeds were stopped by a budget: then no bar can be met."""
+        return 2 * len(self.stopped) > self.n
 
     @property
     def seeds(self) -> tuple[int, ...]:
@@ -200,6 +221,11 @@ class Verdict:
             "unknown_thresholds": list(self.unknown_thresholds),
             "plan": self.plan.to_json(),
             "notes": list(self.notes),
+            "budget_stops": {
+                "mode": self.budget_stops,
+                "seeds": [r.seed for r in self.stopped],
+                "by": {r.seed: r.metrics.budget_stop for r in self.stopped},
+            },
             "runs": [
                 {
                     "seed": r.seed,
@@ -211,6 +237,7 @@ class Verdict:
                     "loop_rate": r.metrics.loop_rate,
                     "cost_usd": None if r.metrics.unpriced_models else r.metrics.cost_usd,
                     "restarts": r.metrics.restarts,
+                    "stopped_by_budget": r.stopped_by_budget,
                     "trace": r.trace,
                 }
                 for r in self.results
@@ -228,19 +255,33 @@ def judge(
     expected: Sequence[int] | None = None,
     partial: bool = False,
     plan: Plan | None = None,
+    budget_stops: str = "exclude",
 ) -> Verdict:
     """The verdict over `results` (one test's seeds; one commit's, or several pooled). `expected` are
     the seeds that should have a result (default: the plan's); `plan` the test's plan (default: the
-    latest result's)."""
+    latest result's); `budget_stops` what the pass rates do with seeds a budget stopped: "exclude"
+    (left out) or "fail" (counted as failures)."""
+    if budget_stops not in BUDGET_STOP_MODES:
+        raise ValueError(f"budget_stops={budget_stops!r}: use one of {', '.join(BUDGET_STOP_MODES)}")
     ordered = tuple(sorted(results, key=lambda r: (r.commit or "", r.seed)))
     if plan is None:
         if not ordered:
             raise ValueError(f"{test}: no result to judge and no plan")
         plan = ordered[-1].plan
-    n = len(ordered)
-    passes = sum(1 for r in ordered if r.passed)
+    # The seeds the pass rates are over: without the budget-stopped ones, unless they count as failures.
+    rated = ordered if budget_stops == "fail" else tuple(r for r in ordered if not r.stopped_by_budget)
+    n = len(rated)
+    passes = sum(1 for r in rated if r.passed)
     seed = estimators.seed_of(test)
-    estimates = _estimates(ordered, seed)
+    estimates = _estimates(ordered, rated, seed)
+    stopped = [r for r in ordered if r.stopped_by_budget]
+    mostly_stopped = 2 * len(stopped) > len(ordered)
+    why = (
+        f"{len(stopped)} of {len(ordered)} seeds were stopped by budget ({_budgets(stopped)}): most runs "
+        "ended on a guard, not on the agent's work, so no bar can be met"
+        if mostly_stopped
+        else ""
+    )
     judgements: list[Judgement] = []
     unknown: list[str] = []
     for keyword, bar in plan.thresholds.items():
@@ -249,11 +290,12 @@ def judge(
             unknown.append(keyword)
             continue
         estimate = estimates[threshold.metric]
-        judgements.append(
-            Judgement(
-                threshold, bar, decide(threshold, bar, estimate), estimate, _failed(threshold, bar, ordered)
-            )
-        )
+        decided = decide(threshold, bar, estimate)
+        missed = _failed(threshold, bar, rated if threshold.metric == "pass_rate" else ordered)
+        if decided == MET and mostly_stopped:
+            judgements.append(Judgement(threshold, bar, INCONCLUSIVE, estimate, missed, why))
+        else:
+            judgements.append(Judgement(threshold, bar, decided, estimate, missed))
     present = {r.seed for r in ordered}
     wanted = plan.seeds if expected is None else expected
     missing = tuple(s for s in wanted if s not in present)
@@ -273,8 +315,26 @@ def judge(
         missing=missing,
         partial=partial,
         unknown_thresholds=tuple(unknown),
+        notes=(stop_note(stopped, len(ordered), budget_stops),) if stopped else (),
+        budget_stops=budget_stops,
     )
     return _with_growth(verdict)
+
+
+def stop_note(stopped: Sequence[SeedResult], n: int, mode: str) -> str:
+    """The line a verdict shows for its budget-stopped seeds."""
+    counted = (
+        'counted as failures (budget_stops = "fail")'
+        if mode == "fail"
+        else 'left out of the pass rates (budget_stops = "fail" counts them as failures)'
+    )
+    seeds = ", ".join(str(r.seed) for r in stopped)
+    return f"{len(stopped)} of {n} seeds stopped by budget {_budgets(stopped)} (seed {seeds}): {counted}"
+
+
+def _budgets(stopped: Sequence[SeedResult]) -> str:
+    names = list(dict.fromkeys(r.metrics.budget_stop or "(unnamed)" for r in stopped))
+    return ", ".join(names)
 
 
 def decide(threshold: Threshold, bar: float, estimate: Estimate) -> str:
@@ -291,12 +351,18 @@ def decide(threshold: Threshold, bar: float, estimate: Estimate) -> str:
     return MET if high <= bar else INCONCLUSIVE
 
 
-def _estimates(results: Sequence[SeedResult], seed: int) -> dict[str, Estimate]:
+def _estimates(results: Sequence[SeedResult], rated: Sequence[SeedResult], seed: int) -> dict[str, Estimate]:
+    """The estimates: the pass rate over `rated` (the seeds it counts), the rest over every seed."""
+    out: dict[str, Estimate] = {}
+    rated_n = len(rated)
+    rated_passes = sum(1 for r in rated if r.passed)
+    if rated_n:
+        interval = estimators.wilson(rated_passes, rated_n)
+        out["pass_rate"] = Estimate(rated_passes / rated_n, interval.low, interval.high, "wilson", rated_n)
+    else:  # every seed was stopped by a budget: nothing to rate
+        out["pass_rate"] = Estimate(None, None, None, "none", 0)
     n = len(results)
     passes = sum(1 for r in results if r.passed)
-    out: dict[str, Estimate] = {}
-    interval = estimators.wilson(passes, n)
-    out["pass_rate"] = Estimate(passes / n if n else None, interval.low, interval.high, "wilson", n)
     out["progress_auc"] = _mean([r.metrics.progress_auc for r in results], seed + 1, bounded=True)
     rates = [r.metrics.loop_rate for r in results if r.metrics.loop_rate is not None]
     out["loop_rate"] = _mean(rates, seed + 2, bounded=True)

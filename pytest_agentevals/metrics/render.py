@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ..trace.render import summary_text
+from ..trace.render import cache_write_split, summary_text
 from ..trace.summary import TraceSummary
 from ..trace.terminal import safe
 from .run import RunMetrics
@@ -47,10 +47,16 @@ def text(m: RunMetrics) -> str:
             f"({budget[m.step_budget_source]}) · "
             f"longest without progress {m.longest_no_progress} calls{stall}",
             f"loops      {m.looped_actions} of {m.actions} actions in loops ({loop_rate}): {loops}",
-            f"context    cache hit {hit_rate} · peak {m.peak_context_tokens:,} tokens{pressure} · "
+            f"context    cache hit {hit_rate}{_writes(m)} · "
+            f"peak {m.peak_context_tokens:,} tokens{pressure} · "
             f"cost per verified pass {per_pass}",
             f"incidents  restarts {m.restarts} · watchdog {m.watchdog_fires} · guards {guards} · "
             f"retried 429 {m.rate_limited} · 529 {m.overloaded} (weather) · "
             f"other model errors {m.model_errors}",
         ]
     )
+
+
+def _writes(m: RunMetrics) -> str:
+    split = cache_write_split(m.cache_writes or {})
+    return f" · cache writes{split.replace(' (', ' ', 1)[:-1]}" if split else ""

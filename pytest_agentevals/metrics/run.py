@@ -22,6 +22,9 @@ from .progress import ProgressCurve, false_claim, progress_of
 from .series import CallPoint, Marker, ProgressPoint, RunSeries
 from .spend import cache_hit_rate, cost_per_verified_pass
 
+# Fields added after metrics were first stored: a stored copy without them still loads.
+_OPTIONAL = frozenset({"cache_writes", "budget_stop"})
+
 # Keys of run_start.budget that give a step budget (model calls), in order of preference.
 STEP_BUDGET_KEYS = ("max_calls", "max_steps")
 
@@ -84,6 +87,12 @@ class RunMetrics:
     budget_stops: int
     divergences: int
     crashed: bool  # the run ended with an exception
+    # Cache-write tokens by lifetime ("5m", "1h") and of calls recorded without the split
+    # ("unsplit", priced at the 5-minute rate); None in metrics stored before the split was counted.
+    cache_writes: dict[str, int] | None = None
+    # The budget that stopped the run, as `key=limit` ("max_cost_usd=0.5"), from its guard event;
+    # None when no budget stopped it (or the stop named no key).
+    budget_stop: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -92,7 +101,7 @@ class RunMetrics:
     def from_json(cls, data: Mapping[str, Any]) -> RunMetrics:
         """Metrics stored with `to_json` (a marathon's results file), back as an object; keys it
         does not know are ignored, so metrics stored by a newer version still load."""
-        names = [item.name for item in fields(cls)]
+        names = [item.name for item in fields(cls) if item.name in data or item.name not in _OPTIONAL]
         missing = [name for name in names if name not in data]
         if missing:
             raise ValueError(f"stored run metrics lack {', '.join(missing)}; store them with to_json()")
@@ -108,6 +117,7 @@ class _Counts:
     rate_limited: int = 0
     overloaded: int = 0
     guard_events: dict[str, int] = field(default_factory=dict)
+    budget_stop: str | None = None
 
 
 class MetricsScan:
@@ -312,6 +322,10 @@ class MetricsScan:
             counts.guard_events[action] = counts.guard_events.get(action, 0) + 1
         if marker == "budget_stop":
             counts.budget_stops += 1
+            key = event.get("key")
+            if kind == "guard" and isinstance(key, str) and counts.budget_stop is None:
+                limit = number(event.get("limit"))
+                counts.budget_stop = key if limit is None else f"{key}={limit:g}"
         if self._series is not None:
             step = event.get("step")
             step = step if isinstance(step, int) else self._max_step
@@ -369,6 +383,7 @@ class MetricsScan:
             loop_rate=self._loops.rate,
             loops=self._loops.by_rule(),
             tokens=dict(totals.tokens),
+            cache_writes=dict(totals.cache_writes),
             cost_usd=round(totals.cost_usd, 8),
             unpriced_models=unpriced,
             cost_per_verified_pass=cost_per_verified_pass(
@@ -385,6 +400,7 @@ class MetricsScan:
             watchdog_fires=counts.watchdog_fires,
             guard_events=dict(counts.guard_events),
             budget_stops=counts.budget_stops,
+            budget_stop=counts.budget_stop,
             divergences=counts.divergences,
             crashed=self._end is not None and isinstance(self._end.get("error"), dict),
         )

@@ -338,8 +338,10 @@ class Recorder:
                 self.totals["model_calls"] += 1
                 if ok:
                     self.steps += 1
+                    tokens = self.totals["tokens"]
                     for key, value in fields["usage"].items():
-                        self.totals["tokens"][key] += value
+                        if key in tokens:  # the four kinds; the cache-write split is per call
+                            tokens[key] += value
                     self.totals["cost_usd"] += fields["cost_usd"] or 0.0
                     if self._observed is None and isinstance(fields["request"].get("body"), dict):
                         self._observed = contract.observed_contract(fields["request"]["body"])

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..metrics import RunMetrics
 from ..trace.events import RUN_STATUSES
+from ..trace.render import cache_write_split
 from . import numbers
 from .run import RunView
 
@@ -49,6 +50,12 @@ def _tokens(value: Any) -> str:
         }
         return " · ".join(f"{names.get(k, k)} {numbers.count(v)}" for k, v in value.items())
     return _plain(value)
+
+
+def _cache_writes(value: Any) -> str:
+    if not isinstance(value, dict):
+        return "— (not counted when these metrics were stored)"
+    return cache_write_split(value).strip(" ()") or "none"
 
 
 def _step(value: Any) -> str:
@@ -87,6 +94,7 @@ METRICS: dict[str, tuple[str, str, Format]] = {
     "loop_rate": ("loops", "loop rate", numbers.percent),
     "loops": ("loops", "loops by rule", _plain),
     "tokens": ("spend", "tokens", _tokens),
+    "cache_writes": ("spend", "cache writes by lifetime", _cache_writes),
     "cost_usd": ("spend", "cost", numbers.usd),
     "cost_per_verified_pass": ("spend", "cost per verified pass", numbers.usd),
     "cache_hit_rate": ("spend", "prompt-cache hit rate", numbers.percent),
@@ -102,6 +110,7 @@ METRICS: dict[str, tuple[str, str, Format]] = {
     "watchdog_fires": ("incidents", "watchdog firings", numbers.count),
     "guard_events": ("incidents", "guard events", _plain),
     "budget_stops": ("incidents", "budget stops", numbers.count),
+    "budget_stop": ("incidents", "stopped by budget", _plain),
     "divergences": ("incidents", "replay divergences", numbers.count),
     "run_id": ("run", "run id", _plain),
     "agent": ("run", "agent", _plain),

@@ -32,6 +32,9 @@ REPLAY_PROFILES = ("auto", "off")
 REPLAY_VIA = ("sdk", "http")
 FLAKY_MODES = ("off", "warn", "fail")
 LEDGER_UNREACHABLE = ("refuse", "run")
+# What a marathon verdict does with the seeds a budget stopped: leave them out of the pass rates
+# (a stop says the guard worked, not that the agent regressed), or count them as failures.
+BUDGET_STOP_MODES = ("exclude", "fail")
 
 
 @dataclass(frozen=True)
@@ -212,7 +215,7 @@ def _prices_text(key: str, texts: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-PRICE_FIELDS = ("input", "output", "cache_write", "cache_read")
+PRICE_FIELDS = ("input", "output", "cache_write", "cache_write_1h", "cache_read")
 
 
 def _prices(key: str, raw: Any) -> dict[str, dict[str, float]]:
@@ -448,6 +451,14 @@ OPTIONS: tuple[Option, ...] = (
         "where marathon tests keep each seed's trace (<test>/seed-<n>.trace.jsonl) and the results file "
         "(results.jsonl)",
         old=("marathon_dir",),
+    ),
+    Option(
+        "budget_stops",
+        _choice(BUDGET_STOP_MODES),
+        "exclude",
+        "what a marathon verdict does with the seeds a budget stopped (budget_exhausted): leave them out "
+        "of the pass rates, counted and shown apart, or count them as failures",
+        choices=BUDGET_STOP_MODES,
     ),
     Option(
         "seeds",

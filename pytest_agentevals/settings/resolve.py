@@ -58,6 +58,7 @@ class Settings:
     ledger: Path | DatabaseURL = Path(".agentevals/ledger.json")
     ledger_unreachable: str = "refuse"
     marathons_dir: Path = Path(".agentevals/marathons")
+    budget_stops: str = "exclude"
     seeds: SeedSelection | None = None
     rerun_seeds: bool = False
     report: Path | None = None
@@ -151,6 +152,7 @@ class Settings:
             ledger=place(values["ledger"]),
             ledger_unreachable=values["ledger_unreachable"],
             marathons_dir=absolute(values["marathons_dir"]),
+            budget_stops=values["budget_stops"],
             seeds=values["seeds"],
             rerun_seeds=values["rerun_seeds"],
             report=None if values["report"] is None else absolute(values["report"]),

@@ -20,7 +20,7 @@ def summary_text(s: TraceSummary) -> str:
         f"model      {s.model_calls} calls ({s.streamed_calls} streamed, {s.model_errors} errors)",
         f"tools      {s.tool_calls} calls ({s.tool_errors} errors): {tools}",
         f"tokens     input {tokens['input_tokens']:,} · output {tokens['output_tokens']:,} · "
-        f"cache write {tokens['cache_creation_input_tokens']:,} · "
+        f"cache write {tokens['cache_creation_input_tokens']:,}{cache_write_split(s.cache_writes)} · "
         f"cache read {tokens['cache_read_input_tokens']:,}",
         f"cost       ${s.cost_usd:.4f}",
         f"harness    {s.checkpoints} checkpoints · {s.compactions} compactions · {s.notes} notes",
@@ -32,6 +32,18 @@ def summary_text(s: TraceSummary) -> str:
     else:
         lines.append("problems   none")
     return "\n".join(lines)
+
+
+def cache_write_split(writes: dict[str, int]) -> str:
+    """The cache writes by lifetime, in brackets after their total; calls recorded without the
+    split (older traces) are said to be priced at the 5-minute rate, as they are."""
+    five, hour, unsplit = writes.get("5m", 0), writes.get("1h", 0), writes.get("unsplit", 0)
+    if not (five or hour or unsplit):
+        return ""
+    if not (five or hour):
+        return " (no 5m/1h split recorded: priced at the 5-minute rate)"
+    rest = f" · {unsplit:,} without a split, priced at the 5-minute rate" if unsplit else ""
+    return f" (5m {five:,} · 1h {hour:,}{rest})"
 
 
 def _size(count: int) -> str:

@@ -34,6 +34,8 @@ class TraceSummary:
     tools: dict[str, int] = field(default_factory=dict)
     tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOKEN_KINDS, 0))
     cost_usd: float = 0.0
+    # Cache-write tokens by lifetime (5m, 1h) and those recorded without the split ("unsplit").
+    cache_writes: dict[str, int] = field(default_factory=lambda: {"5m": 0, "1h": 0, "unsplit": 0})
     checkpoints: int = 0
     compactions: int = 0
     verifications_passed: int = 0
@@ -102,6 +104,7 @@ def _take_totals(summary: TraceSummary, totals: RunTotals) -> None:
     summary.tool_errors = totals.tool_errors
     summary.tokens = totals.tokens
     summary.cost_usd = round(totals.cost_usd, 6)
+    summary.cache_writes = totals.cache_writes
     summary.checkpoints = totals.checkpoints
     summary.compactions = totals.compactions
     summary.verifications_passed = totals.verifications_passed

@@ -6,12 +6,39 @@ of a run the same way), so the two never disagree on what a token or a model cal
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .events import Event
 
 TOKEN_KINDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+# The cache writes by lifetime: the API's `usage.cache_creation`, kept flat in a model_call's usage
+# when the API reported it. They split `cache_creation_input_tokens`; they are not added to it.
+SPLIT_5M = "ephemeral_5m_input_tokens"
+SPLIT_1H = "ephemeral_1h_input_tokens"
+CACHE_WRITE_SPLIT = (SPLIT_5M, SPLIT_1H)
+
+
+def has_split(usage: Mapping[str, Any]) -> bool:
+    """Whether a call's usage says which cache writes were 5-minute and which 1-hour ones."""
+    return type(usage.get(SPLIT_5M)) is int or type(usage.get(SPLIT_1H)) is int
+
+
+def cache_writes(usage: Mapping[str, Any]) -> tuple[int, int]:
+    """(5-minute, 1-hour) cache-write tokens of one call. Without a split every write counts as a
+    5-minute one (how such a call was always priced); a split adding up to less than the total
+    leaves the rest at the 5-minute rate, never uncounted."""
+    total = _count(usage, "cache_creation_input_tokens")
+    if not has_split(usage):
+        return total, 0
+    hour = _count(usage, SPLIT_1H)
+    return max(_count(usage, SPLIT_5M), total - hour), hour
+
+
+def _count(usage: Mapping[str, Any], key: str) -> int:
+    value = usage.get(key)
+    return value if type(value) is int and value > 0 else 0
 
 
 def is_model_call(event: Event) -> bool:
@@ -53,6 +80,9 @@ class RunTotals:
     verifications_passed: int = 0
     verifications_failed: int = 0
     unpriced: set[str] = field(default_factory=set)
+    # Cache-write tokens by lifetime; "unsplit": of calls recorded without the split (priced at
+    # the 5-minute rate, as they always were).
+    cache_writes: dict[str, int] = field(default_factory=lambda: {"5m": 0, "1h": 0, "unsplit": 0})
 
     def add(self, event: Event) -> None:
         kind = event.get("type")
@@ -106,6 +136,13 @@ class RunTotals:
                 value = usage.get(key)
                 if type(value) is int:  # not a bool, nor anything else
                     tokens[key] += value
+            writes = self.cache_writes
+            if has_split(usage):
+                five, hour = cache_writes(usage)
+                writes["5m"] += five
+                writes["1h"] += hour
+            else:
+                writes["unsplit"] += _count(usage, "cache_creation_input_tokens")
         cost = event.get("cost_usd")
         if type(cost) is float or type(cost) is int:
             self.cost_usd += cost

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ...trace.scrub import REDACTED, is_secret_header
+from ...trace.totals import CACHE_WRITE_SPLIT
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
@@ -208,7 +209,8 @@ def render_sse(events: Iterable[Mapping[str, Any]]) -> bytes:
 
 
 def usage_of(stored_body: Mapping[str, Any]) -> dict[str, int]:
-    """Token usage of a response: input, output, cache-creation and cache-read tokens."""
+    """Token usage of a response: input, output, cache-creation and cache-read tokens, and the cache
+    writes by lifetime (`usage.cache_creation`, flattened) when the response reports them."""
     usage: dict[str, int] = {}
     if "json" in stored_body and isinstance(stored_body["json"], dict):
         _merge_usage(usage, stored_body["json"].get("usage"))
@@ -221,7 +223,9 @@ def usage_of(stored_body: Mapping[str, Any]) -> dict[str, int]:
         elif data.get("type") == "message_delta":
             # message_delta carries cumulative counts; later values replace earlier ones.
             _merge_usage(usage, data.get("usage"))
-    return {key: usage.get(key, 0) for key in USAGE_KEYS}
+    out = {key: usage.get(key, 0) for key in USAGE_KEYS}
+    out.update({key: usage[key] for key in CACHE_WRITE_SPLIT if key in usage})
+    return out
 
 
 def _merge_usage(into: dict[str, int], usage: Any) -> None:
@@ -229,5 +233,11 @@ def _merge_usage(into: dict[str, int], usage: Any) -> None:
         return
     for key in USAGE_KEYS:
         value = usage.get(key)
-        if isinstance(value, int):
+        if isinstance(value, int) and not isinstance(value, bool):
             into[key] = value
+    split = usage.get("cache_creation")
+    if isinstance(split, dict):
+        for key in CACHE_WRITE_SPLIT:
+            value = split.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                into[key] = value
