@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .errors import AgentEvalsError
-from .settings.dburl import DatabaseURL, DbTimeouts
+from .settings.dburl import DatabaseURL, DbTimeouts, secrets_of
 
 if TYPE_CHECKING:
     import psycopg
@@ -51,13 +51,10 @@ def load_driver(url: DatabaseURL, error: ErrorClass) -> Any:
 
 
 def scrub(text: str, url: DatabaseURL) -> str:
-    """The driver's message without the URL's password, should it quote it."""
-    from urllib.parse import unquote, urlsplit
-
-    password = urlsplit(url.url).password
+    """The driver's message without the URL's password, should it quote it (as written or decoded)."""
     text = text.strip().replace(url.url, str(url))
-    if password:
-        text = text.replace(password, "***").replace(unquote(password), "***")
+    for secret in secrets_of(url.url):
+        text = text.replace(secret, "***")
     return " ".join(text.split())
 
 
@@ -174,6 +171,9 @@ def connect(url: DatabaseURL, error: ErrorClass, *, what: str) -> Session:
     """An autocommit connection to the server at `url`, checked to be a version we support, its
     search path pinned and its timeouts set."""
     driver = load_driver(url, error)
+    ambiguous = url.ambiguous()
+    if ambiguous is not None:  # libpq would cut the password elsewhere, and quote a piece of it
+        raise error(f"{url}: {ambiguous}; nothing was written; percent-encode it in the URL")
     timeouts = url.timeouts
     options: dict[str, Any] = {"autocommit": True, "application_name": "agentevals"}
     given = _url_connect_timeout(url)

@@ -26,7 +26,7 @@ from pytest_agentevals.settings import Settings
 from pytest_agentevals.settings.dburl import DatabaseURL, DbTimeouts
 
 from .guard_support import events_of, kinds
-from .pg_support import NO_POSTGRES, FakeServer
+from .pg_support import NO_POSTGRES, FakeServer, PgServer
 
 if os.environ.get("CI"):
     import psycopg  # CI installs the test extra: a missing driver fails here
@@ -196,3 +196,76 @@ def test_the_timeouts_are_a_setting_laid_key_by_key_and_checked(tmp_path: Path) 
     ]:
         with pytest.raises(ConfigError, match=rf"\[tool.agentevals\] db_timeouts.{key}"):
             Settings.resolve(tmp_path, pyproject={"db_timeouts": table}, environ={})
+
+
+# -- passwords: never printed, however they are written ---------------------------------------------
+
+HOSTILE = "Hunter/Two@Three:Four?Five%Six"
+PIECES = ("Hunter", "Two", "Three", "Four", "Five", "Six")
+
+
+def _shows_no_piece(*texts: str) -> None:
+    for text in texts:
+        for piece in PIECES:
+            assert piece not in text, text
+
+
+@pytest.fixture
+def hostile_urls(pg_server: PgServer, pg_url: DatabaseURL) -> dict[str, str]:
+    """URLs of a user whose password holds every character a URL cuts at: percent-encoded (right,
+    to a database that exists and to one that does not, and a wrong password) and raw."""
+    import secrets
+    from urllib.parse import quote
+
+    role = f"hostile_{secrets.token_hex(4)}"
+    with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{HOSTILE}'")
+        admin.execute(f"GRANT ALL ON DATABASE {pg_url.url.rsplit('/', 1)[1]} TO {role}")
+        admin.execute(f"ALTER DATABASE {pg_url.url.rsplit('/', 1)[1]} OWNER TO {role}")
+    base = f"127.0.0.1:{pg_server.port}"
+    encoded = quote(HOSTILE, safe="")
+    database = pg_url.url.rsplit("/", 1)[1]
+    return {
+        "works": f"postgresql://{role}:{encoded}@{base}/{database}",
+        "no-database": f"postgresql://{role}:{encoded}@{base}/nowhere",
+        "wrong-password": f"postgresql://{role}:{encoded}Seven@{base}/{database}",
+        "raw": f"postgresql://{role}:{HOSTILE}@{base}/{database}",
+    }
+
+
+def test_an_encoded_hostile_password_connects(hostile_urls: dict[str, str]) -> None:
+    store = PostgresStore(DatabaseURL(hostile_urls["works"]))
+    _shows_no_piece(store.location, repr(store.url))
+    store.close()
+
+
+@pytest.mark.parametrize("case", ["no-database", "wrong-password", "raw"])
+def test_no_error_path_shows_the_password(
+    case: str, hostile_urls: dict[str, str], pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    from .conftest import run_agentevals
+
+    url = hostile_urls[case]
+    # pytest: a history that cannot be opened is reported (or, with flaky=fail, stops the session).
+    pytester.makepyfile("def test_one():\n    pass\n")
+    warned = pytester.runpytest(f"--agentevals-history={url}")
+    failed = pytester.runpytest(f"--agentevals-history={url}", "--agentevals-flaky=fail")
+    assert failed.ret == pytest.ExitCode.USAGE_ERROR
+    # `agentevals flaky report`, the URL from the environment as CI passes it.
+    report = run_agentevals("flaky", "report", cwd=tmp_path, bare_env=True, env={"AGENTEVALS_HISTORY": url})
+    assert report.returncode != 0
+    # A run under the day ledger: refused, its trace and the error clean.
+    path = tmp_path / "run.trace.jsonl"
+    with pytest.raises((LedgerError, ConfigError)) as raised:
+        ae.Recorder(path, guards=[DailyBudget(0.01, DatabaseURL(url))]).start()
+    _shows_no_piece(
+        warned.stdout.str(),
+        warned.stderr.str(),
+        failed.stdout.str(),
+        failed.stderr.str(),
+        report.stdout,
+        report.stderr,
+        str(raised.value),
+        path.read_text() if path.exists() else "",
+    )
+    assert "***" in failed.stderr.str() + report.stderr
