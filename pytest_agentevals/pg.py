@@ -11,21 +11,32 @@
   policy could hide rows from a verdict.
 - Every connection runs with `search_path = pg_catalog, pg_temp` and every name is qualified, so
   an object elsewhere in the database can never stand in for ours.
+- Every connection runs under the URL's `DbTimeouts`: libpq's connect timeout, and the server's lock,
+  statement and idle-in-transaction timeouts. A server that stops answering altogether (a stalled
+  backend never sees a cancel, nor a statement timeout) is given up by a `Watchdog` on the client.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import contextlib
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .errors import AgentEvalsError
-from .settings.dburl import DatabaseURL
+from .settings.dburl import DatabaseURL, DbTimeouts, secrets_of
 
 if TYPE_CHECKING:
     import psycopg
 
 MIN_SERVER_VERSION = 120000  # PostgreSQL 12: the oldest release still supported when this was written
-CONNECT_TIMEOUT = 10
+# How long past the server's statement timeout the client waits for an answer: the server's own cancel
+# (which keeps the connection usable) comes first whenever the server is alive to send it.
+GRACE = 1.0
+TIMEOUTS_KEY = "[tool.agentevals.db_timeouts]"
 INSTALL = "pip install 'pytest-agentevals[postgresql]'"
 
 ErrorClass = Callable[[str], AgentEvalsError]
@@ -40,13 +51,10 @@ def load_driver(url: DatabaseURL, error: ErrorClass) -> Any:
 
 
 def scrub(text: str, url: DatabaseURL) -> str:
-    """The driver's message without the URL's password, should it quote it."""
-    from urllib.parse import unquote, urlsplit
-
-    password = urlsplit(url.url).password
+    """The driver's message without the URL's password, should it quote it (as written or decoded)."""
     text = text.strip().replace(url.url, str(url))
-    if password:
-        text = text.replace(password, "***").replace(unquote(password), "***")
+    for secret in secrets_of(url.url):
+        text = text.replace(secret, "***")
     return " ".join(text.split())
 
 
@@ -62,14 +70,124 @@ def connection_fix(problem: str) -> str:
     return "fix the URL (docs/history.md, 'URL forms')"
 
 
-def connect(url: DatabaseURL, error: ErrorClass, *, what: str) -> psycopg.Connection[Any]:
-    """An autocommit connection to the server at `url`, checked to be a version we support."""
-    driver = load_driver(url, error)
-    try:
-        conn: psycopg.Connection[Any] = driver.connect(
-            url.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, application_name="agentevals"
+class Watchdog:
+    """Gives up on a server that stopped answering. While armed, one thread waits for the deadline;
+    past it, the connection's socket is shut down, which wakes the driver's wait with an error (a
+    stalled backend handles no cancel request and no statement timeout). It shuts down its own
+    duplicate of the socket, so a descriptor the driver closed and the process reused is never hit."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self._sock = socket.socket(fileno=os.dup(conn.fileno()))
+        self._cond = threading.Condition()
+        self._deadline: float | None = None
+        self._closed = False
+        self.fired = False
+        self._thread = threading.Thread(target=self._watch, name="agentevals-pg-watchdog", daemon=True)
+        self._thread.start()
+
+    @contextlib.contextmanager
+    def armed(self, seconds: float) -> Iterator[None]:
+        with self._cond:
+            self._deadline, self.fired = time.monotonic() + seconds, False
+            self._cond.notify()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._deadline = None
+                self._cond.notify()
+
+    def _watch(self) -> None:
+        with self._cond:
+            while not self._closed:
+                left = None if self._deadline is None else self._deadline - time.monotonic()
+                if left is None or left > 0:
+                    self._cond.wait(left)
+                    continue
+                self._deadline, self.fired = None, True
+                with contextlib.suppress(OSError):  # already gone: the driver sees that itself
+                    self._sock.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+        self._sock.close()
+
+
+class Session:
+    """A connection to our database and the watchdog over it; `run` is how every use of it goes."""
+
+    def __init__(self, conn: psycopg.Connection[Any], timeouts: DbTimeouts) -> None:
+        self.conn = conn
+        self.timeouts = timeouts
+        self.watchdog = Watchdog(conn)
+
+    @contextlib.contextmanager
+    def answering(self) -> Iterator[None]:
+        """A block of statements the server must answer, each within the statement timeout."""
+        with self.watchdog.armed(self.timeouts.statement + GRACE):
+            yield
+
+    def close(self) -> None:
+        self.conn.close()
+        self.watchdog.close()
+
+
+def timed_out(exc: BaseException, timeouts: DbTimeouts, *, stalled: bool = False) -> str | None:
+    """What ran out of time, naming the timeout (and the setting), when `exc` is a timeout; else None.
+    `stalled`: the watchdog gave up on the server."""
+    if stalled:
+        return (
+            f"the server stopped answering: nothing came back within {timeouts.statement + GRACE:g} s "
+            f"(statement = {timeouts.statement:g} s in {TIMEOUTS_KEY}, and {GRACE:g} s of grace)"
         )
+    sqlstate = getattr(exc, "sqlstate", None)
+    if sqlstate == "55P03":
+        return (
+            f"waited {timeouts.lock:g} s for a lock another session holds "
+            f"(lock = {timeouts.lock:g} s in {TIMEOUTS_KEY})"
+        )
+    if sqlstate == "57014" and "statement timeout" in str(exc):
+        return (
+            f"a statement ran past the statement timeout of {timeouts.statement:g} s "
+            f"(statement = {timeouts.statement:g} s in {TIMEOUTS_KEY})"
+        )
+    if sqlstate == "25P03":
+        return (
+            f"a transaction sat idle past {timeouts.idle_in_transaction:g} s "
+            f"(idle_in_transaction in {TIMEOUTS_KEY})"
+        )
+    return None
+
+
+TIMEOUT_FIX = (
+    "check that the server is up and answering (pg_stat_activity shows who holds a lock), or raise "
+    f"the timeout in {TIMEOUTS_KEY}"
+)
+
+
+def connect(url: DatabaseURL, error: ErrorClass, *, what: str) -> Session:
+    """An autocommit connection to the server at `url`, checked to be a version we support, its
+    search path pinned and its timeouts set."""
+    driver = load_driver(url, error)
+    ambiguous = url.ambiguous()
+    if ambiguous is not None:  # libpq would cut the password elsewhere, and quote a piece of it
+        raise error(f"{url}: {ambiguous}; nothing was written; percent-encode it in the URL")
+    timeouts = url.timeouts
+    options: dict[str, Any] = {"autocommit": True, "application_name": "agentevals"}
+    given = _url_connect_timeout(url)
+    if given is None:
+        options["connect_timeout"] = timeouts.connect
+    try:
+        conn: psycopg.Connection[Any] = driver.connect(url.url, **options)
     except driver.Error as exc:
+        if "timeout expired" in str(exc):  # ConnectionTimeout (psycopg 3.2+), or libpq's own words
+            waited = given or f"{timeouts.connect} s (connect in {TIMEOUTS_KEY})"
+            raise error(
+                f"{url}: the {what} database did not complete the connection within {waited}; nothing "
+                f"was written; {TIMEOUT_FIX}"
+            ) from None
         problem = scrub(str(exc), url)
         raise error(
             f"{url}: cannot connect to the {what} database ({problem}); nothing was written; "
@@ -80,8 +198,23 @@ def connect(url: DatabaseURL, error: ErrorClass, *, what: str) -> psycopg.Connec
             f"{url}: is not a usable PostgreSQL URL ({scrub(str(exc), url)}); nothing was written; "
             "fix the URL (docs/history.md, 'URL forms')"
         ) from None
+    session = Session(conn, timeouts)
     try:
-        conn.execute("SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)")
+        settings = {"search_path": "pg_catalog, pg_temp", **timeouts.server_settings()}
+        calls = ", ".join("pg_catalog.set_config(%s, %s, false)" for _ in settings)
+        try:
+            with session.answering():
+                conn.execute(f"SELECT {calls}", [item for pair in settings.items() for item in pair])
+        except driver.Error as exc:
+            late = timed_out(exc, timeouts, stalled=session.watchdog.fired)
+            if late is None:
+                raise error(
+                    f"{url}: cannot set up the connection to the {what} database ({scrub(str(exc), url)}); "
+                    "nothing was written; check the server's log"
+                ) from None
+            raise error(
+                f"{url}: the {what} database timed out: {late}; nothing was written; {TIMEOUT_FIX}"
+            ) from None
         version = conn.info.server_version
         if version < MIN_SERVER_VERSION:
             raise error(
@@ -90,9 +223,20 @@ def connect(url: DatabaseURL, error: ErrorClass, *, what: str) -> psycopg.Connec
                 "point the setting at another one"
             )
     except BaseException:
-        conn.close()
+        session.close()
         raise
-    return conn
+    return session
+
+
+def _url_connect_timeout(url: DatabaseURL) -> str | None:
+    """The connect timeout the URL sets itself (`?connect_timeout=5`), as said in a message."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        value = conninfo_to_dict(url.url).get("connect_timeout")
+    except Exception:  # the driver names what is wrong with the URL when it connects
+        return None
+    return None if value is None else f"{value} s (connect_timeout in the URL)"
 
 
 def _release(version: int) -> str:

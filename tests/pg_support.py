@@ -8,6 +8,7 @@ user the Debian package creates, and initdb/pg_ctl run as that user through `run
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import secrets
@@ -171,3 +172,83 @@ def server_session() -> Iterator[PgServer]:
     finally:
         server.stop()
         shutil.rmtree(server.folder, ignore_errors=True)
+
+
+class FakeServer:
+    """A TCP server on 127.0.0.1 that plays a PostgreSQL server gone bad, for the timeout tests:
+    `login=False` accepts connections and never says a word; `login=True` completes the login (no
+    password asked, a PostgreSQL 15 banner) and then never answers a query. Each connection is held
+    open until the server is closed."""
+
+    def __init__(self, *, login: bool) -> None:
+        import threading
+
+        self.login = login
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._listener.getsockname()[1])
+        self._held: list[socket.socket] = []
+        self.logins = 0
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def url(self, password: str = "pw") -> str:
+        return f"postgresql://{USER}:{password}@127.0.0.1:{self.port}/evals"
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:  # closed
+                return
+            self._held.append(conn)
+            if self.login:
+                with contextlib.suppress(OSError):
+                    self._log_in(conn)
+
+    def _log_in(self, conn: socket.socket) -> None:
+        import struct
+
+        def read(count: int) -> bytes:
+            data = b""
+            while len(data) < count:
+                chunk = conn.recv(count - len(data))
+                if not chunk:
+                    raise OSError("client left")
+                data += chunk
+            return data
+
+        while True:  # SSLRequest / GSSENCRequest are refused with 'N'; then the startup message
+            (length,) = struct.unpack("!i", read(4))
+            (code,) = struct.unpack("!i", read(4))
+            read(length - 8)
+            if code in (80877103, 80877104):
+                conn.sendall(b"N")
+                continue
+            break
+
+        def message(kind: bytes, body: bytes) -> bytes:
+            return kind + struct.pack("!i", len(body) + 4) + body
+
+        banner = [
+            message(b"R", struct.pack("!i", 0)),  # AuthenticationOk
+            *(
+                message(b"S", name + b"\0" + value + b"\0")
+                for name, value in (
+                    (b"server_version", b"15.0"),
+                    (b"client_encoding", b"UTF8"),
+                    (b"standard_conforming_strings", b"on"),
+                    (b"integer_datetimes", b"on"),
+                )
+            ),
+            message(b"K", struct.pack("!ii", 4242, 1)),
+            message(b"Z", b"I"),  # ReadyForQuery; what comes next is never answered
+        ]
+        conn.sendall(b"".join(banner))
+        self.logins += 1
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):  # wakes the accept() (closing alone may not)
+            self._listener.shutdown(socket.SHUT_RDWR)
+        self._listener.close()
+        for conn in self._held:
+            conn.close()

@@ -12,6 +12,7 @@ flaky_budget), overridden by the options here.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import os
 from pathlib import Path
@@ -101,12 +102,14 @@ def register(subparsers: Any) -> None:
         metavar="URL",
     )
     add_setting(migrate, "history", metavar="PATH", help="the SQLite history to copy (default: the setting)")
+    add_setting(migrate, "db_timeouts")
     migrate.set_defaults(func=run_migrate)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
     add_setting(parser, "history", metavar="PATH")
     add_setting(parser, "quarantine", metavar="PATH")
+    add_setting(parser, "db_timeouts")
 
 
 def _judging(parser: argparse.ArgumentParser) -> None:
@@ -172,7 +175,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     pyproject = find_pyproject(Path.cwd())
     settings = Settings.resolve(
         pyproject.parent if pyproject else Path.cwd(),
-        cli={"history": args.history},
+        cli={"history": args.history, "db_timeouts": args.db_timeouts},
         pyproject=read_pyproject(pyproject),
         flag_prefix="--",
         environ={},
@@ -180,6 +183,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     origin = history_of(settings, create=False)
     if not isinstance(origin, Path):
         raise ConfigError("--history", f"{origin} is not an SQLite file", "give --history PATH of the file")
+    url = dataclasses.replace(url, timeouts=settings.db_timeouts)
     source, destination = open_store(origin), open_store(url)
     try:
         copied = copy_history(source, destination)

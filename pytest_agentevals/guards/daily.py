@@ -61,6 +61,7 @@ class DailyBudget(Guard):
             refused = self.ledger.start_run(run.run_id, self.limit_usd)
         except LedgerError as exc:
             if self.unreachable != "run" or not isinstance(self.ledger, PostgresLedger):
+                self._run_id = ""  # refused: nothing to settle, and no second wait on a ledger gone bad
                 raise
             self._off, self._run_id = True, ""
             return Ruling.warn(

@@ -15,9 +15,10 @@ each one database transaction, with none of its single-machine limits:
   (`pg_backend_pid()` and its start time) of the connection it holds for the whole run; a holding
   whose backend is gone (the process was killed, its machine lost) is moved to spent on its day, and
   counted in `reaped_usd` there, by the next transaction of any run.
-- **Fail closed.** A ledger that cannot be reached raises `LedgerError` naming the server (password
-  redacted): a run under `max_daily_cost_usd` does not start. `ledger_unreachable = "run"` chooses
-  otherwise (see `daily.DailyBudget`).
+- **Fail closed.** A ledger that cannot be reached, or does not answer within its timeouts (a lock
+  held elsewhere, a stalled server: `DbTimeouts`), raises `LedgerError` naming the server (password
+  redacted) and the timeout: a run under `max_daily_cost_usd` does not start, or stops.
+  `ledger_unreachable = "run"` chooses otherwise at the start (see `daily.DailyBudget`).
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ class PostgresLedger:
     def __init__(self, url: DatabaseURL, *, today: Callable[[], dt.date] = dt.date.today) -> None:
         self.url = url
         self._today = today
-        self._conn: psycopg.Connection[Any] | None = None
+        self._session: pg.Session | None = None
         self._lease = 0
 
     @property
@@ -219,48 +220,74 @@ class PostgresLedger:
 
         return self._transaction("read", run)
 
+    @property
+    def _conn(self) -> psycopg.Connection[Any] | None:
+        return None if self._session is None else self._session.conn
+
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        if self._session is not None:
+            self._session.close()
+            self._session = None
 
     # -- the database ---------------------------------------------------------------------------
 
     def _transaction(self, doing: str, body: Callable[[psycopg.Cursor[Any]], T]) -> T:
         """Run `body` in one transaction; a lost connection is reconnected and the transaction
-        retried once (with the same lease number, so it counts once); then it is an error."""
+        retried once (with the same lease number, so it counts once); then it is an error. A timeout
+        is an error at once: waiting twice as long would not make the server answer."""
         driver = pg.load_driver(self.url, LedgerError)
         for retry in (False, True):
-            conn = self._connection()
+            session = self._connection(doing)
             try:
-                with conn.transaction(), conn.cursor() as cur:
+                with session.answering(), session.conn.transaction(), session.conn.cursor() as cur:
                     return body(cur)
-            except driver.OperationalError as exc:
-                self.close()
-                if retry:
-                    problem = pg.scrub(str(exc), self.url)
-                    raise LedgerError(
-                        f"{self.url}: lost the day ledger database while trying to {doing} it "
-                        f"({problem}); a run under max_daily_cost_usd stops rather than spend uncounted; "
-                        + pg.connection_fix(problem)
-                    ) from None
             except driver.Error as exc:
-                raise LedgerError(
-                    f"{self.url}: cannot {doing} the day ledger ({pg.scrub(str(exc), self.url)}); "
-                    "check the server's log"
-                ) from None
+                self._fail(doing, exc, session, final=retry)
         raise AssertionError("unreachable")
 
-    def _connection(self) -> psycopg.Connection[Any]:
-        if self._conn is None:
-            conn = pg.connect(self.url, LedgerError, what="day ledger")
+    def _fail(self, doing: str, exc: Exception, session: pg.Session, *, final: bool) -> None:
+        """Raise the LedgerError for `exc`; return when a lost connection may be retried."""
+        driver = pg.load_driver(self.url, LedgerError)
+        problem = pg.timed_out(exc, self.url.timeouts, stalled=session.watchdog.fired)
+        if problem is not None:
+            self.close()
+            session.close()
+            raise LedgerError(
+                f"{self.url}: the day ledger database timed out while trying to {doing} it: {problem}; "
+                "a run under max_daily_cost_usd does not start, or stops, rather than spend uncounted "
+                f"(fail closed); {pg.TIMEOUT_FIX}"
+            ) from None
+        if isinstance(exc, driver.OperationalError):
+            self.close()
+            session.close()
+            if not final:
+                return
+            problem = pg.scrub(str(exc), self.url)
+            raise LedgerError(
+                f"{self.url}: lost the day ledger database while trying to {doing} it "
+                f"({problem}); a run under max_daily_cost_usd stops rather than spend uncounted; "
+                + pg.connection_fix(problem)
+            ) from None
+        raise LedgerError(
+            f"{self.url}: cannot {doing} the day ledger ({pg.scrub(str(exc), self.url)}); "
+            "check the server's log"
+        ) from None
+
+    def _connection(self, doing: str) -> pg.Session:
+        if self._session is None:
+            session = pg.connect(self.url, LedgerError, what="day ledger")
+            driver = pg.load_driver(self.url, LedgerError)
             try:
-                self._prepare(conn)
+                with session.answering():
+                    self._prepare(session.conn)
+            except driver.Error as exc:
+                self._fail(doing, exc, session, final=True)
+                raise AssertionError("unreachable: a final failure raises") from None
             except BaseException:
-                conn.close()
+                session.close()
                 raise
-            self._conn = conn
-        return self._conn
+            self._session = session
+        return self._session
 
     def _prepare(self, conn: psycopg.Connection[Any]) -> None:
         version = pg.schema_version(conn, SCHEMA)

@@ -110,11 +110,12 @@ class PostgresStore:
         self.url = url
         self._psycopg = pg.load_driver(url, HistoryError)
         self._tests: dict[TestKey, int] = {}
-        self._conn = pg.connect(url, HistoryError, what="history")
+        self._session = pg.connect(url, HistoryError, what="history")
+        self._conn = self._session.conn
         try:
             self._guard("open", self._prepare)
         except BaseException:
-            self._conn.close()
+            self._session.close()
             raise
 
     @property
@@ -125,30 +126,45 @@ class PostgresStore:
 
     def _guard(self, doing: str, action: Callable[[], T]) -> T:
         """Run `action`, turning a database failure into one HistoryError naming the server; a
-        deadlock or serialization failure between writers is retried."""
+        deadlock or serialization failure between writers is retried; a timeout is not."""
         psycopg = self._psycopg
         for attempt in range(RETRIES):
             try:
-                return action()
-            except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
-                if attempt == RETRIES - 1:
-                    raise HistoryError(
-                        f"{self.url}: could not {doing} the history: writers kept colliding; try again"
-                    ) from None
-                time.sleep(0.05 * (attempt + 1))
-            except psycopg.OperationalError as exc:
-                problem = pg.scrub(str(exc), self.url)
-                raise HistoryError(
-                    f"{self.url}: lost the history database while trying to {doing} it ({problem}); the "
-                    "write in progress was rolled back and everything stored before it is kept; "
-                    + pg.connection_fix(problem)
-                ) from None
+                with self._session.answering():
+                    return action()
             except psycopg.Error as exc:
+                problem = pg.timed_out(exc, self.url.timeouts, stalled=self._session.watchdog.fired)
+                if problem is None:
+                    self._fail(doing, exc, attempt)
+                    continue
                 raise HistoryError(
-                    f"{self.url}: cannot {doing} the history database ({pg.scrub(str(exc), self.url)}); "
-                    "nothing of this write was stored; check the server's log"
+                    f"{self.url}: the history database timed out while trying to {doing} it: {problem}; "
+                    "the write in progress was rolled back and everything stored before it is kept; "
+                    + pg.TIMEOUT_FIX
                 ) from None
         raise AssertionError("unreachable")
+
+    def _fail(self, doing: str, exc: Exception, attempt: int) -> None:
+        """Raise the HistoryError for a failure that is not a timeout; return to retry a collision."""
+        errors = self._psycopg.errors
+        if isinstance(exc, errors.DeadlockDetected | errors.SerializationFailure):
+            if attempt == RETRIES - 1:
+                raise HistoryError(
+                    f"{self.url}: could not {doing} the history: writers kept colliding; try again"
+                ) from None
+            time.sleep(0.05 * (attempt + 1))
+            return
+        problem = pg.scrub(str(exc), self.url)
+        if isinstance(exc, self._psycopg.OperationalError):
+            raise HistoryError(
+                f"{self.url}: lost the history database while trying to {doing} it ({problem}); the "
+                "write in progress was rolled back and everything stored before it is kept; "
+                + pg.connection_fix(problem)
+            ) from None
+        raise HistoryError(
+            f"{self.url}: cannot {doing} the history database ({problem}); "
+            "nothing of this write was stored; check the server's log"
+        ) from None
 
     def _prepare(self) -> None:
         version = pg.schema_version(self._conn, SCHEMA)
@@ -389,4 +405,4 @@ class PostgresStore:
             yield StoredAttempt(*row)
 
     def close(self) -> None:
-        self._conn.close()
+        self._session.close()

@@ -17,7 +17,7 @@ from ..errors import AgentEvalsError, ConfigError
 from .argv import parse_allowed
 from .budgets import KEYS as BUDGET_KEYS
 from .budgets import Budget
-from .dburl import DatabaseURL, is_database_url
+from .dburl import DatabaseURL, DbTimeouts, is_database_url
 from .layers import BY_NAME, LAYER_NAMES
 from .normalize import RULE_FORM, Rule, rules
 from .seeds import SELECTION_FORMS, SeedSelection, parse_selection
@@ -268,6 +268,20 @@ def _flaky_budget(key: str, raw: Any) -> dict[str, float]:
     return out
 
 
+DB_TIMEOUTS_FORM = "connect=10,lock=10,statement=30,idle_in_transaction=60"
+
+
+def _db_timeouts_text(key: str, texts: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for chunk in _chunks(texts):
+        out.update(_pairs(key, chunk, DB_TIMEOUTS_FORM))
+    return out
+
+
+def _db_timeouts(key: str, raw: Any) -> DbTimeouts:
+    return DbTimeouts.parse(key, raw)
+
+
 def _rules(key: str, raw: Any) -> tuple[Rule, ...]:
     return rules(key, raw)
 
@@ -443,6 +457,18 @@ OPTIONS: tuple[Option, ...] = (
         "what a run under max_daily_cost_usd does when its ledger database cannot be reached: refuse "
         "to start (fail closed), or run without the day's budget, saying so",
         choices=LEDGER_UNREACHABLE,
+    ),
+    Option(
+        "db_timeouts",
+        _db_timeouts,
+        DbTimeouts(),
+        "how long a PostgreSQL history or day ledger waits, in seconds, before it gives up naming the "
+        "server and the timeout: connect (whole seconds, 2 at least; a connect_timeout in the URL wins), "
+        "lock (held by another session), statement (one statement, and a server that stops answering), "
+        f"idle_in_transaction; e.g. {DB_TIMEOUTS_FORM} (the defaults), laid over "
+        "[tool.agentevals.db_timeouts] key by key",
+        text=_db_timeouts_text,
+        metavar="KEY=SECONDS,...",
     ),
     Option(
         "marathons_dir",

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .budgets import Budget
-from .dburl import DatabaseURL
+from .dburl import DatabaseURL, DbTimeouts
 from .normalize import Rule
 from .options import (
     BY_KEY,
@@ -57,6 +57,7 @@ class Settings:
     budget: Budget = field(default_factory=Budget)
     ledger: Path | DatabaseURL = Path(".agentevals/ledger.json")
     ledger_unreachable: str = "refuse"
+    db_timeouts: DbTimeouts = field(default_factory=DbTimeouts)
     marathons_dir: Path = Path(".agentevals/marathons")
     budget_stops: str = "exclude"
     seeds: SeedSelection | None = None
@@ -126,7 +127,10 @@ class Settings:
             return path if path.is_absolute() else rootdir / path
 
         def place(raw: str | DatabaseURL) -> Path | DatabaseURL:
-            return raw if isinstance(raw, DatabaseURL) else absolute(raw)
+            # A URL carries the timeouts its connections run under, to whichever store opens it.
+            if isinstance(raw, DatabaseURL):
+                return dataclasses.replace(raw, timeouts=values["db_timeouts"])
+            return absolute(raw)
 
         history = values["history"]
         return cls(
@@ -151,6 +155,7 @@ class Settings:
             budget=values["budget"],
             ledger=place(values["ledger"]),
             ledger_unreachable=values["ledger_unreachable"],
+            db_timeouts=values["db_timeouts"],
             marathons_dir=absolute(values["marathons_dir"]),
             budget_stops=values["budget_stops"],
             seeds=values["seeds"],
