@@ -2,7 +2,8 @@
 process that already peaked elsewhere could not tell). Run by the tests, and by hand for a figure:
 
     python -m tests.memory_probe body 300        # a 300 MiB body in each lying framing
-    python -m tests.memory_probe snapshot 2      # a workspace snapshot of a 2 GiB (sparse) file
+    python -m tests.memory_probe snapshot 2048       # a workspace snapshot of a 2 GiB (sparse) file
+    python -m tests.memory_probe snapshot 8192 200   # of 8 GiB, the process allowed 200 MB more
 
 Prints one JSON line per case: what was answered, the peak resident memory before and after (MB).
 """
@@ -85,30 +86,34 @@ def body(mib: int) -> None:
             )
 
 
-def snapshot(gib: int) -> None:
-    from pytest_agentevals.workspace.snapshot import Snapshots
+def snapshot(mib: int, limit_mb: int | None) -> None:
+    """A snapshot of a workspace holding one sparse file of `mib` MiB; with `limit_mb`, under an
+    address-space limit of that much above what the process maps already (a file read whole then
+    raises MemoryError)."""
+    from pytest_agentevals.workspace.snapshot import Snapshotter
 
     with tempfile.TemporaryDirectory() as folder:
         big = Path(folder) / "big.bin"
         with big.open("wb") as handle:
-            handle.truncate(gib * 1024 * MIB)  # sparse: no disk, and reading it costs no I/O
+            handle.truncate(mib * MIB)  # sparse: no disk, and reading it costs no I/O
+        snapshotter = Snapshotter(watch=False)
+        if limit_mb is not None:
+            mapped = int(Path("/proc/self/statm").read_text().split()[0]) * resource.getpagesize()
+            limit = mapped + limit_mb * MIB
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         before = peak_mb()
-        taken = Snapshots().snapshot(folder)
+        try:
+            entry = snapshotter.snapshot(folder)["files"]["big.bin"]
+        except MemoryError:
+            entry = {"error": "MemoryError"}
         after = peak_mb()
-        entry = taken["files"]["big.bin"]
-        print(
-            json.dumps(
-                {
-                    "case": f"snapshot of a {gib} GiB file",
-                    "entry": entry,
-                    "peak_before_mb": round(before, 1),
-                    "peak_after_mb": round(after, 1),
-                }
-            ),
-            flush=True,
-        )
+        case = {"case": f"snapshot of a {mib} MiB file", "entry": entry, "limit_mb": limit_mb}
+        print(json.dumps({**case, "peak_before_mb": round(before, 1), "peak_after_mb": round(after, 1)}))
 
 
 if __name__ == "__main__":
     kind, size = sys.argv[1], int(sys.argv[2])
-    {"body": body, "snapshot": snapshot}[kind](size)
+    if kind == "body":
+        body(size)
+    else:
+        snapshot(size, int(sys.argv[3]) if len(sys.argv) > 3 else None)

@@ -598,19 +598,19 @@ def test_a_file_swapped_for_a_link_during_the_walk_is_not_read(
     root = tmp_path / "ws"
     root.mkdir()
     (root / "f.txt").write_text("inside")
-    real_read = snapshots.read_file
+    real_read = snapshots.file_entry
 
-    def swap_then_read(folder: Any, name: str) -> bytes | None:
+    def swap_then_read(folder: Any, name: str, with_content: bool) -> dict[str, Any] | None:
         (root / name).unlink()
         (root / name).symlink_to(secret_file)  # the race: the walk saw a file, a link is read
-        return real_read(folder, name)
+        return real_read(folder, name, with_content)
 
-    monkeypatch.setattr(snapshots, "read_file", swap_then_read)
-    monkeypatch.setattr(workspace_watch, "read_file", swap_then_read)
+    monkeypatch.setattr(snapshots, "file_entry", swap_then_read)
+    monkeypatch.setattr(workspace_watch, "file_entry", swap_then_read)
     snapshotter = snapshots.Snapshotter(watch=watch)
     assert snapshotter.snapshot(root)["files"] == {}
-    monkeypatch.setattr(workspace_watch, "read_file", real_read)
-    monkeypatch.setattr(snapshots, "read_file", real_read)
+    monkeypatch.setattr(workspace_watch, "file_entry", real_read)
+    monkeypatch.setattr(snapshots, "file_entry", real_read)
     # The next snapshot looks again, and stores the link as a link.
     assert snapshotter.snapshot(root)["files"] == {"f.txt": {"link": str(secret_file)}}
 
