@@ -1,7 +1,8 @@
 """`agentevals scan [PATHS]`: fail when a file the project keeps holds something secret-shaped.
 
 The scan is `report/scan.py`'s; what it reads in each kind of file is in docs/security.md. Prints
-each finding as `file:line: what`, with the value masked, and exits 1 when there is any.
+each finding as `file:line: what (N characters)`, never a character of the value, and exits 1 when
+there is any.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ The CLI keeps a session as JSON Lines under `$CLAUDE_CONFIG_DIR/projects/<folder
 letters and digits made `-`; each line an entry (`type` user or assistant, `message` as the API
 has it, `uuid`, `parentUuid` chaining them). Read off what claude-cli 2.1.332 writes and loads.
 
-What is written is the conversation only: the user and assistant messages of the request, less the
-`<system-reminder>` texts and the system messages the CLI adds to every request itself (it adds
-them again when it resumes). The resumed leg then sends that history, the prompt it was given, and
-what it does next.
+What is written is the conversation only, scrubbed as a trace is (docs/security.md): the user and
+assistant messages of the request, less the `<system-reminder>` texts and the system messages the
+CLI adds to every request itself (it adds them again when it resumes). The resumed leg then sends
+that history, the prompt it was given, and what it does next.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentEvalsError
+from ..trace.scrub import Scrubber
 from .server import STATE_FORMAT
 
 # The CLI names a longer folder's sessions by a hash of its own after 200 characters.
@@ -58,6 +59,9 @@ def write_claude_session(state: Mapping[str, Any], cwd: str | Path, config_dir: 
     now = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     lines: list[str] = []
     parent: str | None = None
+    # A file the CLI keeps under its config folder is a file we write: scrubbed as a trace is (a
+    # state handed in by hand, not read from a scrubbed trace, may hold any key shape).
+    scrubber = Scrubber()
     for number, message in enumerate(messages):
         if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant"):
             continue  # the CLI's own system messages: it writes them again
@@ -89,7 +93,7 @@ def write_claude_session(state: Mapping[str, Any], cwd: str | Path, config_dir: 
             }
         else:
             entry["message"] = {"role": "user", "content": content}
-        lines.append(json.dumps(entry))
+        lines.append(json.dumps(scrubber.scrub_value(entry)))
         parent = entry_id
     if not lines:
         raise AgentEvalsError("the checkpoint's conversation holds no user or assistant message to resume")

@@ -44,14 +44,15 @@ from ..errors import AgentEvalsError, RecordingError
 from ..recording import active
 from ..recording.providers.anthropic import is_messages_call
 from ..recording.recorder import Recorder, current_recorder
+from .credentials import without_credentials
 from .headers import read_headers
+from .inbound import Refused, normalized_path, read_body
 from .upstream import DEFAULT_TIMEOUT_S, DEFAULT_UPSTREAM, Upstream, UpstreamFailure, failure_of
 from .wire import HOP_BY_HOP, Request, error_body, header_items, vcr_response
 
 # What a replaying child is given for a key: no real key reaches a replay, and the SDKs refuse to
 # start without one. Not a key's shape, so no scanner mistakes it for one.
 PLACEHOLDER_KEY = "agentevals-replay-placeholder"
-MAX_BODY_BYTES = 256 * 1024 * 1024  # the API takes 32 MB; far above it a body is a mistake
 _READ = 64 * 1024
 
 
@@ -178,8 +179,10 @@ class ModelEndpoint:
             kept = [part for part in env.get(name, "").split(",") if part.strip()]
             env[name] = ",".join([*kept, *(h for h in ("127.0.0.1", "localhost") if h not in kept)])
         if self.replaying:
+            # No credential of any kind reaches a replayed child (endpoint/credentials.py): the SDKs
+            # need a key to start, so a placeholder stands in for the Anthropic one.
+            env, _ = without_credentials(env)
             env["ANTHROPIC_API_KEY"] = PLACEHOLDER_KEY
-            env.pop("ANTHROPIC_AUTH_TOKEN", None)  # a bearer token would be sent instead of the key
         return env
 
     # -- requests ----------------------------------------------------------------------------------
@@ -203,8 +206,9 @@ class ModelEndpoint:
         if not rest.startswith("/"):
             rest = "/" + rest
         try:
-            body = _read_body(handler)
-        except ValueError as exc:
+            rest = normalized_path(rest)  # before the guards: they count what the upstream answers
+            body = read_body(handler.rfile, handler.headers)
+        except Refused as exc:
             handler.close_connection = True
             _refuse(handler, 400, "invalid_request_error", f"agentevals endpoint: {exc}")
             return
@@ -503,40 +507,6 @@ def _unparsable(method: str, path: str, headers: Mapping[str, str], body: bytes)
     if not isinstance(parsed, dict):
         return f"the request body of POST {route} is not a JSON object; nothing was forwarded"
     return None
-
-
-def _read_body(handler: _Handler) -> bytes:
-    length = handler.headers.get("Content-Length")
-    if handler.headers.get("Transfer-Encoding", "").lower() == "chunked":
-        parts: list[bytes] = []
-        total = 0
-        while True:
-            line = handler.rfile.readline(1024)
-            try:
-                size = int(line.split(b";", 1)[0].strip(), 16)
-            except ValueError:
-                raise ValueError("the request's chunked body is malformed") from None
-            if size == 0:
-                while handler.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
-                    pass
-                return b"".join(parts)
-            total += size
-            if total > MAX_BODY_BYTES:
-                raise ValueError(f"the request body is over {MAX_BODY_BYTES} bytes")
-            parts.append(handler.rfile.read(size))
-            handler.rfile.readline(8)
-    if length is None:
-        return b""
-    try:
-        size = int(length)
-    except ValueError:
-        raise ValueError(f"the request's Content-Length {length!r} is not a number") from None
-    if size < 0 or size > MAX_BODY_BYTES:
-        raise ValueError(f"the request's Content-Length {size} is out of bounds (at most {MAX_BODY_BYTES})")
-    body = handler.rfile.read(size)
-    if len(body) != size:
-        raise ValueError(f"the request body ended after {len(body)} of its {size} bytes")
-    return body
 
 
 def _error_headers(payload: bytes, retry: bool | None = False) -> list[tuple[str, str]]:

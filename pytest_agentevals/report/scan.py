@@ -5,7 +5,7 @@ values of the current environment's `*_API_KEY`, `*TOKEN*`, `*SECRET*` and `*PAS
 raw, JSON-escaped or percent-encoded. By default it reads the cassette, goldens and fixtures
 directories and the history database; what it reads in each kind of file is in docs/security.md.
 Each finding is `file:line: what` (`file::member:line` inside an archive, `file:table.column:rowid`
-in a database), with the value masked.
+in a database), with only the value's length, never a character of it.
 """
 
 from __future__ import annotations
@@ -44,7 +44,9 @@ _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # composing o
 
 
 def mask(value: str) -> str:
-    return f"{value[:6]}…({len(value)} chars)" if len(value) > 8 else "…"
+    """What a finding says of a value: its length only. Not one character of it, since a key's
+    first characters are the ones that tell its kind and narrow a guess (issue 35)."""
+    return f"({len(value)} characters)"
 
 
 def files(paths: list[Path]) -> Iterator[Path]:
@@ -65,7 +67,7 @@ def _unparsed(line: int, problem: str) -> ValueError:
 
 
 class Scanner:
-    """Collects findings, each as `where: what: masked value`, once per place and value."""
+    """Collects findings, each as `where: what (N characters)`, once per place and value."""
 
     def __init__(self, environ: dict[str, str] | None = None) -> None:
         self.scrubber = Scrubber(environ=environ)
@@ -78,9 +80,10 @@ class Scanner:
 
     def _add(self, where: str, what: str, value: str) -> None:
         # `where` names a file, a member, a row: a secret in a name is reported, never printed.
-        line = f"{self.scrubber.scrub_text(where)}: {what}: {mask(value)}"
-        if line not in self._seen:
-            self._seen.add(line)
+        line = f"{self.scrubber.scrub_text(where)}: {what} {mask(value)}"
+        key = f"{line}\0{value}"  # two secrets alike in kind and length are two findings
+        if key not in self._seen:
+            self._seen.add(key)
             self.findings.append(line)
 
     def text(self, where: str, text: str, known: set[str] | None = None) -> set[str]:
@@ -260,7 +263,7 @@ class Scanner:
 
 
 def scan(paths: list[Path], environ: dict[str, str] | None = None) -> list[str]:
-    """Every finding, as `where: what: masked value`."""
+    """Every finding, as `where: what (N characters)`."""
     scanner = Scanner(environ)
     for path in files(paths):
         scanner.file(path)

@@ -8,6 +8,8 @@ A secret is
   be a secret (`NOT_SECRETS`, or one character repeated) — each matched raw, JSON-escaped and
   percent-encoded;
 - a string shaped like a key (`SECRET_PATTERNS`);
+- either of those under one more layer: percent-encoded, JSON-escaped (`trace/layers.py`) or in a
+  base64 blob;
 - the value of a request header, or URL query parameter, whose name says credential.
 
 What is scrubbed are an event's string values and keys, never the serialized line (a replacement
@@ -28,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import streams
+from . import layers, streams
 from .events import EVENT_TYPES, RUN_STATUSES, Event
 from .jsonable import jsonable_default
 
@@ -315,7 +317,12 @@ def _with_blobs(compiled: _Compiled, text: str, view: str, depth: int) -> list[R
     """The secrets in `text` (replaced by REDACTED), and the base64 blobs outside them that hold one
     (replaced by the blob re-encoded with the secret masked), left to right."""
     found: list[Redaction] = [(a, b, what, REDACTED) for a, b, what in compiled.find(text, view)]
-    if depth <= 0 or len(text) < BLOB_MIN_CHARS:
+    if depth <= 0:
+        return found
+    decoded = _in_views(compiled, text, view, depth)
+    if decoded:
+        found = _merged(found, decoded)
+    if len(text) < BLOB_MIN_CHARS:
         return found
     blobs: list[Redaction] = []
     for start, end, text_of in _blob_runs(text):
@@ -325,6 +332,30 @@ def _with_blobs(compiled: _Compiled, text: str, view: str, depth: int) -> list[R
         if blob is not None:
             blobs.append(blob)
     return sorted(found + blobs) if blobs else found
+
+
+def _in_views(compiled: _Compiled, text: str, view: str, depth: int) -> list[Redaction]:
+    """The secrets in `text`'s decoded views (`trace/layers.py`: percent-encoded, JSON-escaped),
+    as spans of `text` itself."""
+    found: list[Redaction] = []
+    for decoded in layers.views(text):
+        for a, b, what, _ in _with_blobs(compiled, decoded.text, view, depth - 1):
+            found.append((decoded.original(a), decoded.original(b), f"{what}, {decoded.layer}", REDACTED))
+    return found
+
+
+def _merged(found: list[Redaction], more: list[Redaction]) -> list[Redaction]:
+    """Both lists as one, left to right, overlapping spans made one (a key cut short by an escape in
+    the text is found whole in a view: the whole is replaced)."""
+    kept: list[Redaction] = []
+    for item in sorted(found + more, key=lambda item: (item[0], -item[1])):
+        if kept and item[0] < kept[-1][1]:
+            last = kept[-1]
+            if item[1] > last[1]:
+                kept[-1] = (last[0], item[1], last[2], REDACTED)
+            continue
+        kept.append(item)
+    return kept
 
 
 def _blob_runs(text: str) -> Iterator[tuple[int, int, str]]:
@@ -528,8 +559,10 @@ class Scrubber:
         its serialized form, and each base64 blob (the same in a line as in its string) is
         decoded and searched. (Streams are not visible there; `prepare` handles them.)"""
         compiled = self._current()
-        return compiled.search(line, "line") or any(
-            _blob_finding(compiled, *run, BLOB_DEPTH) is not None for run in _blob_runs(line)
+        return (
+            compiled.search(line, "line")
+            or layers.line_may_hide(line)
+            or any(_blob_finding(compiled, *run, BLOB_DEPTH) is not None for run in _blob_runs(line))
         )
 
     # -- events ----------------------------------------------------------------------------------

@@ -94,33 +94,60 @@ def _walk(folder: Folder, prefix: str) -> Iterator[list[Found]]:
         yield batch
 
 
-def read_file(folder: Folder, name: str) -> bytes | None:
-    """The content of a plain file, never through a link; None when it is not one (any more).
+HASH_CHUNK = 1024 * 1024  # a file past MAX_FILE_BYTES is hashed this much at a time
 
-    Read by descriptor, with no file object: `os.fdopen` and its `read()` stat the file twice more
-    and seek once, and a long run reads a few hundred files, each syscall a few microseconds."""
-    try:
-        if isinstance(folder, int):
-            fd = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=folder)
-        else:
-            path = os.path.join(folder, name)
-            if os.path.islink(path):
-                return None
-            fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
-    except OSError:
+
+def file_entry(folder: Folder, name: str, with_content: bool) -> dict[str, Any] | None:
+    """A plain file's snapshot entry, read never through a link; None when it is not one (any more).
+
+    With `with_content` (a file of at most MAX_FILE_BYTES when it was listed) the file is read whole
+    and its content kept; any other file is hashed as it is read, a HASH_CHUNK at a time, and only
+    its size and SHA-256 kept, so a file of any size costs a chunk of memory (a 2 GiB file cost 4 GB
+    read whole, and 8 GiB raised MemoryError). One that grew past MAX_FILE_BYTES since it was listed
+    is hashed on the same way, without its content."""
+    fd = _open_plain(folder, name)
+    if fd is None:
         return None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        # Its size, and a byte more: a file that grew since is read on until a read returns nothing,
-        # so the content is whole however the size changed meanwhile.
-        data = os.read(fd, info.st_size + 1)
-        if not data:
-            return data
-        chunks = [data]
-        while chunk := os.read(fd, max(info.st_size, 65536)):
-            chunks.append(chunk)
-        return data if len(chunks) == 1 else b"".join(chunks)
+        digest = hashlib.sha256()
+        size = 0
+        if with_content:
+            data = _read_up_to(fd, MAX_FILE_BYTES + 1)
+            if len(data) <= MAX_FILE_BYTES:
+                return entry_of(data, True)
+            digest.update(data)  # grew past the bound since it was listed: its hash only
+            size = len(data)
+        while chunk := os.read(fd, HASH_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+        return {"sha256": digest.hexdigest(), "size": size}
     finally:
         os.close(fd)
+
+
+def _open_plain(folder: Folder, name: str) -> int | None:
+    try:
+        if isinstance(folder, int):
+            return os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=folder)
+        path = os.path.join(folder, name)
+        if os.path.islink(path):
+            return None
+        return os.open(path, os.O_RDONLY | _NOFOLLOW)
+    except OSError:
+        return None
+
+
+def _read_up_to(fd: int, limit: int) -> bytes:
+    """Up to `limit` bytes of the file, by descriptor, with no file object: `os.fdopen` and its
+    `read()` stat the file twice more and seek once, and a long run reads a few hundred files."""
+    data = os.read(fd, limit)
+    if not data or len(data) == limit:
+        return data
+    chunks = [data]
+    got = len(data)
+    while got < limit and (chunk := os.read(fd, limit - got)):
+        chunks.append(chunk)
+        got += len(chunk)
+    return data if len(chunks) == 1 else b"".join(chunks)

@@ -18,7 +18,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from .files import BY_DESCRIPTOR, MAX_FILE_BYTES, MAX_TOTAL_BYTES, entry_of, read_file, walk_root
+from .files import BY_DESCRIPTOR, MAX_FILE_BYTES, MAX_TOTAL_BYTES, file_entry, walk_root
 from .inotify import Inotify
 from .watch import Unwatchable, Watcher
 
@@ -112,10 +112,10 @@ class Snapshotter:
                 entry = known[3]
             else:
                 read_at = time.time_ns()
-                data = read_file(folder, name)
-                if data is None:
+                read = file_entry(folder, name, with_content)
+                if read is None:
                     continue  # vanished, unreadable or no longer a plain file: not in this snapshot
-                entry = entry_of(data, with_content)
+                entry = read
                 racy = whole_second_margin if mtime % 1_000_000_000 == 0 else margin
                 seen[key] = (mtime, size, mtime < read_at - racy, entry)
             if with_content:

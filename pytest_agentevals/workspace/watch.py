@@ -30,7 +30,7 @@ import os
 import stat
 from typing import Any
 
-from .files import FOLDER_FLAGS, MAX_FILE_BYTES, MAX_TOTAL_BYTES, SKIPPED_DIRS, entry_of, read_file
+from .files import FOLDER_FLAGS, MAX_FILE_BYTES, MAX_TOTAL_BYTES, SKIPPED_DIRS, file_entry
 from .inotify import GONE, IN_ATTRIB, IN_DELETE_SELF, IN_IGNORED, IN_Q_OVERFLOW, Inotify
 
 # A folder's own events after which nothing below it is trusted: its watch went, or its mode changed.
@@ -296,11 +296,11 @@ class Watcher:
                 node.order = None
 
     def _read(self, fd: int, name: str, item: _File, with_content: bool) -> dict[str, Any] | None:
-        data = read_file(fd, name)
-        if data is None:
+        entry = file_entry(fd, name, with_content)
+        if entry is None:
             item.entry = None
             return None
-        item.entry, item.with_content = entry_of(data, with_content), with_content
+        item.entry, item.with_content = entry, with_content
         return item.entry
 
     def _reset(self, node: _Folder) -> None:

@@ -75,14 +75,14 @@ def test_a_file_unchanged_since_well_before_its_read_is_not_read_again(
     snapshotter = snapshots.Snapshotter(watch=watch)
     first = snapshotter.snapshot(tmp_path)
     reads: list[str] = []
-    real_read = snapshots.read_file
+    real_read = snapshots.file_entry
 
-    def counted(folder: Any, name: str) -> bytes | None:
+    def counted(folder: Any, name: str, with_content: bool) -> dict[str, Any] | None:
         reads.append(name)
-        return real_read(folder, name)
+        return real_read(folder, name, with_content)
 
-    monkeypatch.setattr(snapshots, "read_file", counted)
-    monkeypatch.setattr(workspace_watch, "read_file", counted)
+    monkeypatch.setattr(snapshots, "file_entry", counted)
+    monkeypatch.setattr(workspace_watch, "file_entry", counted)
     second = snapshotter.snapshot(tmp_path)
     assert reads == []
     assert second["files"]["old.txt"] is first["files"]["old.txt"]  # the writer settles it by `is`

@@ -54,13 +54,13 @@ def _watched() -> snapshots.Snapshotter:
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the files the watcher reads."""
     names: list[str] = []
-    real = workspace_watch.read_file
+    real = workspace_watch.file_entry
 
-    def counted(folder: Any, name: str) -> bytes | None:
+    def counted(folder: Any, name: str, with_content: bool) -> dict[str, Any] | None:
         names.append(name)
-        return real(folder, name)
+        return real(folder, name, with_content)
 
-    monkeypatch.setattr(workspace_watch, "read_file", counted)
+    monkeypatch.setattr(workspace_watch, "file_entry", counted)
     return names
 
 
