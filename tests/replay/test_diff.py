@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 
-from pytest_agentevals.errors import StaleCassette
+from pytest_agentevals.errors import ReplayDivergence, StaleCassette
 from pytest_agentevals.replay import Replayer, what_changed
 from pytest_agentevals.replay.diff import Difference, render_difference, text_diff
 from pytest_agentevals.replay.staleness import check_request, stale
 
 from .. import replay_support as agent
+
+pytest_plugins = ["pytester"]
 
 PROMPT = "You are careful.\nUse the tools.\nBe brief."
 
@@ -103,3 +105,62 @@ def test_a_replay_whose_system_prompt_changed_is_stale_with_the_diff(tmp_path: P
     message = str(caught.value)
     assert "system prompt: sha256 " in message
     assert "+Be brief." in message
+
+
+WRAPPING_FRAMEWORK = '''
+class FrameworkError(Exception):
+    """What a framework such as litellm raises for any error of the client it drives."""
+
+
+def completion(call, depth=60):
+    # Many frames of the framework's own between the agent and the client, as litellm has.
+    if depth:
+        return completion(call, depth - 1)
+    try:
+        return call()
+    except Exception as error:
+        raise FrameworkError(f"FrameworkException - {error}") from error
+'''
+
+
+def test_a_divergence_a_framework_wraps_is_raised_first_with_the_wrapper_named(tmp_path: Path) -> None:
+    trace = agent.record(tmp_path / "fix.trace.jsonl")
+    framework: dict[str, Any] = {}
+    exec(WRAPPING_FRAMEWORK, framework)
+    with pytest.raises(ReplayDivergence) as caught, Replayer(trace):
+        framework["completion"](lambda: agent.run_agent(agent.client(), "Fix the bug in b.txt"))
+    divergence = caught.value
+    assert str(divergence).startswith("replay diverged at model call 1 of the run")
+    assert divergence.__suppress_context__
+    assert divergence.__cause__ is None
+    (note,) = divergence.__notes__
+    assert note.startswith("(the run then ended with FrameworkError: FrameworkException - replay diverged")
+
+
+def test_in_pytest_the_wrapped_divergence_is_the_failure_and_the_framework_s_frames_are_not_shown(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(replay_support=Path(agent.__file__).read_text(), framework=WRAPPING_FRAMEWORK)
+    agent.record(pytester.path / "cassettes" / "fix.trace.jsonl")
+    pytester.makeini("[pytest]\naddopts = --agentevals-collect-cassettes=false\n")
+    pytester.makepyfile(
+        test_fix="""
+        import pytest
+        import framework
+        import replay_support as agent
+
+        @pytest.mark.replay("fix")
+        def test_changed_prompt():
+            framework.completion(lambda: agent.run_agent(agent.client(), "Fix the bug in b.txt"))
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    errors = [line for line in out.splitlines() if line.startswith("E ")]
+    assert errors[0].startswith("E   ReplayDivergence: replay diverged at model call 1")
+    # The framework's 61 frames are its first two, a count and its last.
+    assert sum("framework.py:" in line for line in out.splitlines()) == 3
+    assert "… 58 more frames of " in out
+    assert "The above exception was the direct cause" not in out
+    assert "(the run then ended with framework.FrameworkError: FrameworkException - replay diverged" in out
