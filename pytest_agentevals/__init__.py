@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._lazy import attach
+from ._moved import install as _install_moved
 
 if TYPE_CHECKING:
     from .adapters.wrap import tool, wrap_tools
@@ -73,6 +74,11 @@ _lazy_getattr, __dir__ = attach(
         "resume_point_from_trace": "pytest_agentevals.resume:resume_point_from_trace",
     },
 )
+
+
+# Module paths of 0.1 that moved (`pytest_agentevals.golden`, `.recording.replay`, ...) import
+# through 0.x with a warning naming the new path (`_moved.py`).
+_install_moved()
 
 
 def __getattr__(name: str) -> Any:

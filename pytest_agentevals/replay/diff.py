@@ -86,25 +86,46 @@ def _show(value: Any) -> str:
 
 
 def render_difference(difference: Difference) -> list[str]:
-    recorded, now = difference.recorded, difference.now
-    lines = [f"  {difference.path}:"]
+    return [
+        f"  {difference.path}:",
+        *("    " + line for line in value_diff(difference.recorded, difference.now)),
+    ]
+
+
+def value_diff(recorded: Any, now: Any) -> list[str]:
+    """How two values differ, as lines under their place: a text diff for multi-line text, else the
+    two values, cut to a window around their first difference."""
     if isinstance(recorded, str) and isinstance(now, str):
         if "\n" in recorded or "\n" in now:
-            diff = list(
-                difflib.unified_diff(
-                    recorded.splitlines(), now.splitlines(), "recorded", "now", lineterm="", n=1
-                )
-            )
-            lines.extend("    " + line for line in diff[:14])
-            if len(diff) > 14:
-                lines.append(f"    … {len(diff) - 14} more diff lines")
-            return lines
+            return text_diff(recorded, now)
         start = _first_difference(recorded, now)
         if start > 40:
             recorded, now = "…" + recorded[start - 30 :], "…" + now[start - 30 :]
-    lines.append(f"    recorded: {_show(recorded)}")
-    lines.append(f"    now:      {_show(now)}")
-    return lines
+    return [f"recorded: {_show(recorded)}", f"now:      {_show(now)}"]
+
+
+def text_diff(recorded: str, now: str, limit: int = 14) -> list[str]:
+    """Two texts' difference as lines to show: a unified diff of the lines that changed (at most
+    `limit`), or, where the lines are the same, which line ending differs: never nothing."""
+    if recorded == now:
+        return []
+    if recorded.splitlines() != now.splitlines():
+        diff = list(
+            difflib.unified_diff(recorded.splitlines(), now.splitlines(), "recorded", "now", lineterm="", n=1)
+        )
+        if len(diff) > limit:
+            diff = [*diff[:limit], f"… {len(diff) - limit} more diff lines"]
+        return diff
+    if recorded.rstrip("\r\n") == now.rstrip("\r\n"):
+        return [
+            f"the same text but for its end: recorded ends with {_ending(recorded)}, now with {_ending(now)}"
+        ]
+    return [f"the same lines but for their line endings: recorded {short(recorded)}, now {short(now)}"]
+
+
+def _ending(text: str) -> str:
+    tail = text[len(text.rstrip("\r\n")) :]
+    return f"{tail!r}" if tail else "no newline"
 
 
 def _first_difference(a: str, b: str) -> int:

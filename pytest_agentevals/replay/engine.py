@@ -229,9 +229,16 @@ class Replayer:
             self._unblock()
             self._unblock = None
         if self.failure is not None:
-            if error is not None and self._is_ours(error):
+            if error is not None and self._was_raised(error):
                 return
-            raise self.failure from error
+            if error is None:
+                raise self.failure
+            # The run ended with another error: a framework that wrapped the divergence (litellm
+            # re-raises it under pages of its own frames) or one the divergence led to. The replay's
+            # message comes first: the divergence is raised, the other error named in one note (it
+            # stays reachable as __context__, not printed).
+            self.failure.add_note(f"(the run then ended with {_one_line(error)})")
+            raise self.failure from None
         if error is None:
             self._check_finished()
 
@@ -247,15 +254,9 @@ class Replayer:
     def running(self) -> bool:
         return self._running
 
-    def _is_ours(self, error: BaseException) -> bool:
-        seen: set[int] = set()
-        current: BaseException | None = error
-        while current is not None and id(current) not in seen:
-            seen.add(id(current))
-            if current is self.failure or any(current is raised for raised in self._raised):
-                return True
-            current = current.__cause__ or current.__context__
-        return False
+    def _was_raised(self, error: BaseException) -> bool:
+        """Whether `error` is the replay's failure itself, as it was raised (not wrapped)."""
+        return error is self.failure or any(error is raised for raised in self._raised)
 
     def _fail(self, error: AgentEvalsError) -> AgentEvalsError:
         """Keep the first failure; return the error to raise (in the SDK's non-retried form)."""
@@ -577,3 +578,12 @@ class Replayer:
             self.report.failed(error)
             raise error
         self._diverged(Divergence("end", self._calls, headline))
+
+
+def _one_line(error: BaseException) -> str:
+    cls = type(error)
+    name = cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    lines = str(error).strip().splitlines()
+    first = lines[0] if lines else ""
+    first = first if len(first) <= 200 else first[:199] + "…"
+    return f"{name}: {first}" if first else name

@@ -47,5 +47,10 @@ def what_changed(recorded: Mapping[str, Any], now: Mapping[str, Any], limit: int
     if isinstance(body, dict) and isinstance(recorded_body, dict):
         lines = staleness.request_contract_differences(recorded_body, body)
     lines.append(f"first difference in {diff.where(found, body)}:")
-    lines.extend(diff.render_differences(found, limit=limit).split("\n"))
+    if any(line.startswith("system prompt:") for line in lines):
+        # the system prompt's diff is shown above, under its line: not twice
+        found = [difference for difference in found if not difference.path.startswith("system")]
+        if not found:
+            lines[-1] = "first difference in field system (its diff is above)"
+    lines.extend(diff.render_differences(found, limit=limit).split("\n") if found else [])
     return lines

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..contract import Drift, Tolerance, compare, compare_request, current, hash_json, request_contract
 from ..errors import StaleCassette
+from .diff import value_diff
 
 
 def _field(key: str) -> str | None:
@@ -77,6 +78,7 @@ def check_request(
             f"system prompt: sha256 {hash_json(recorded.get('system'))[:12]} recorded, "
             f"{hash_json(now.get('system'))[:12]} now"
         )
+        lines.extend(f"    {line}" for line in system_diff(recorded.get("system"), now.get("system")))
     if "tools" in wanted:
         tools = {key.removeprefix("tools.") for key in keys if key.startswith("tools.")}
         # The same schemas in another order is no key's drift, but the model sees other tools first.
@@ -84,6 +86,30 @@ def check_request(
         if tools or reordered:
             lines.extend(tool_differences(recorded.get("tools") or [], now.get("tools") or [], tools))
     return Staleness(lines, [drift for drift in drifts if drift.tolerated])
+
+
+def system_diff(recorded: Any, now: Any) -> list[str]:
+    """The text of two system prompts (a string, or the text of its blocks), diffed as messages are;
+    where the text is the same, what else differs."""
+    before, after = _system_text(recorded), _system_text(now)
+    if before != after:
+        return value_diff(before, after)
+    return ["the same text: the blocks differ in their other fields (cache_control, type, ...)"]
+
+
+def _system_text(system: Any) -> str:
+    if system is None:
+        return ""
+    if isinstance(system, str):
+        return system
+    if isinstance(system, list):
+        return "\n".join(
+            str(block["text"])
+            if isinstance(block, Mapping) and isinstance(block.get("text"), str)
+            else str(block)
+            for block in system
+        )
+    return str(system)
 
 
 def request_contract_differences(
@@ -133,7 +159,8 @@ def _name(tool: Any, index: int) -> str:
 
 def stale(path: Path, differences: list[str], rerecord: str | None) -> StaleCassette:
     how = rerecord or "re-record it (pytest --agentevals-record=all, or agentevals record)"
-    lines = "\n".join(f"  - {line}" for line in differences)
+    # A line that starts with a space continues the one above it (a system prompt's diff).
+    lines = "\n".join(f"  {line}" if line.startswith(" ") else f"  - {line}" for line in differences)
     return StaleCassette(
         f"{path}: the cassette is stale: it was recorded against another environment:\n{lines}\n"
         f"Re-record it: {how}",

@@ -44,14 +44,15 @@ HIDDEN_NAMES = "pytest-agentevals, the anthropic SDK, httpx, vcrpy, pytest and t
 
 
 def ours(error: BaseException) -> AgentEvalsError | None:
-    """The error of ours behind `error`: itself, or the nearest in its chain of causes."""
+    """The error of ours behind `error`: itself, or the nearest in its chain as Python prints it
+    (`raise ... from`, or an error raised while handling ours: litellm wraps errors so)."""
     seen: set[int] = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
         if isinstance(current, AgentEvalsError):
             return current
         seen.add(id(current))
-        current = current.__cause__
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
     return None
 
 
@@ -124,9 +125,41 @@ def _frames(error: BaseException) -> tuple[list[Frame], int]:
             kept.append(Frame(summary.filename, summary.lineno or 0, summary.name, line))
         hidden_total += hidden
         if kept:
-            return kept, hidden_total
+            return _collapsed(kept), hidden_total
         current = current.__cause__ or current.__context__
     return [], hidden_total
+
+
+# A run of more frames than this of one file or one installed package (a framework's dispatch, a
+# recursion) shows its first and last frames and how many are between.
+MAX_RUN = 6
+
+
+def _collapsed(frames: list[Frame]) -> list[Frame]:
+    out: list[Frame] = []
+    start = 0
+    while start < len(frames):
+        owner = _owner(frames[start].filename)
+        end = start
+        while end + 1 < len(frames) and _owner(frames[end + 1].filename) == owner:
+            end += 1
+        run = frames[start : end + 1]
+        if len(run) > MAX_RUN:
+            between = len(run) - 3
+            out += [*run[:2], Frame("", between, owner, ""), run[-1]]
+        else:
+            out += run
+        start = end + 1
+    return out
+
+
+def _owner(filename: str) -> str:
+    """An installed package's top-level name for a file under site-packages, else the file."""
+    path = str(Path(filename).resolve())
+    for root in _stdlib_roots()[1]:
+        if path.startswith(root + "/"):
+            return path[len(root) + 1 :].split("/", 1)[0].removesuffix(".py")
+    return filename
 
 
 class OurFailure:
@@ -169,11 +202,19 @@ class OurFailure:
         message = self.message.splitlines() or [""]
         out = [(f"E   {type(self.error).__name__}: {message[0]}", red)]
         out += [(f"E   {line}", red) for line in message[1:]]
+        for note in getattr(self.error, "__notes__", None) or ():
+            out.append((f"E   {safe(Scrubber().scrub_text(str(note)))}", red))
         if self.raised is not self.error:
-            raised = safe(Scrubber().scrub_text(str(self.raised)))
+            # A wrapper's text often quotes ours whole (litellm's does): its first line is enough.
+            lines = safe(Scrubber().scrub_text(str(self.raised))).splitlines() or [""]
+            raised = lines[0] if len(lines[0]) <= 200 else lines[0][:199] + "…"
             out.append((f"E   (raised as {type(self.raised).__name__}: {raised})", red))
         out.append(("", {}))
         for frame in self.frames:
+            if not frame.filename:  # a collapsed run of one package's (or file's) frames
+                owner = self._where(frame.function) if "/" in frame.function else frame.function
+                out.append((f"… {frame.lineno} more frames of {owner} …", {}))
+                continue
             out.append((f"{self._where(frame.filename)}:{frame.lineno}: in {frame.function}", {}))
             if frame.line:
                 out.append((f"    {frame.line}", {}))

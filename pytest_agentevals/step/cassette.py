@@ -137,7 +137,7 @@ class StepCassette:
             )
         changed = what_changed(expected.canonical, canonical)
         first = next(i for i, line in enumerate(changed) if line.startswith("first difference in "))
-        lines = [f"    - {line}" for line in changed[: first + 1]]
+        lines = [f"    {line}" if line.startswith(" ") else f"    - {line}" for line in changed[: first + 1]]
         lines.extend(f"    {line}" for line in changed[first + 1 :])
         return StaleGolden(
             self.label,

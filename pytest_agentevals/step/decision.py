@@ -72,10 +72,14 @@ class Decision:
         return cls(tool_calls=(ToolCall(name, arguments),))
 
     @classmethod
-    def calls(cls, calls: Iterable[ToolCall | tuple[str, Mapping[str, Any]]]) -> Decision:
-        return cls(
-            tool_calls=tuple(c if isinstance(c, ToolCall) else ToolCall(c[0], dict(c[1])) for c in calls)
-        )
+    def calls(cls, calls: Iterable[Decision | ToolCall | tuple[str, Mapping[str, Any]]]) -> Decision:
+        """Several tool calls in one decision, in order. Each item is a `Decision.tool(name, **args)`
+        (or any Decision that holds only tool calls), a `ToolCall(name, args)`, or a `(name, args)`
+        pair."""
+        found: list[ToolCall] = []
+        for index, item in enumerate(calls):
+            found.extend(_tool_calls(index, item))
+        return cls(tool_calls=tuple(found))
 
     @classmethod
     def escalate(
@@ -174,6 +178,33 @@ class Decision:
 def approx_tokens(text: str) -> int:
     """About four characters a token, rounded up: the rule of thumb when no tokenizer is at hand."""
     return math.ceil(len(text) / 4)
+
+
+_CALLS_FIX = (
+    "give Decision.calls a list of Decision.tool(name, **args), ToolCall(name, args) or (name, args) items"
+)
+
+
+def _tool_calls(index: int, item: Any) -> tuple[ToolCall, ...]:
+    """The tool calls of one item of `Decision.calls([...])`, or the error that names it."""
+    if isinstance(item, ToolCall):
+        return (item,)
+    if isinstance(item, Decision):
+        if item.escalation is not None or item.summary is not None or item.text or not item.tool_calls:
+            raise GoldenError(
+                "Decision.calls",
+                f"item {index} is a Decision that is not only tool calls ({item!r})",
+                _CALLS_FIX,
+            )
+        return item.tool_calls
+    if (
+        isinstance(item, tuple)
+        and len(item) == 2
+        and isinstance(item[0], str)
+        and isinstance(item[1], Mapping)
+    ):
+        return (ToolCall(item[0], dict(item[1])),)
+    raise GoldenError("Decision.calls", f"item {index} is {type(item).__name__} {item!r:.80}", _CALLS_FIX)
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -152,3 +152,24 @@ def test_a_secret_our_message_quotes_is_redacted_before_it_is_shown_or_kept(tmp_
     assert key[:20] not in shown
     assert key[:20] not in failure.reprcrash.message
     assert f"?key={REDACTED}" in shown
+
+
+def test_our_error_behind_a_wrapper_raised_while_handling_it_is_found_and_a_suppressed_one_is_not() -> None:
+    # litellm wraps a client's error by raising its own inside `except` (a context, not a cause).
+    from pytest_agentevals.report.failure import ours
+
+    def wrapped(suppress: bool) -> BaseException:
+        try:
+            try:
+                raise AgentEvalsError("replay diverged at model call 1")
+            except AgentEvalsError as error:
+                if suppress:
+                    raise RuntimeError("APIConnectionError: unrelated") from None
+                raise RuntimeError(f"APIConnectionError: {error}")  # noqa: B904 (litellm's way)
+        except RuntimeError as raised:
+            return raised
+
+    found = ours(wrapped(False))
+    assert isinstance(found, AgentEvalsError)
+    assert str(found) == "replay diverged at model call 1"
+    assert ours(wrapped(True)) is None

@@ -270,3 +270,43 @@ def test_long_values_wrap_inside_their_column() -> None:
     text = table(compare(compile_expected({"content": "x" * 100}, "e"), {"content": "y" * 100}))
     assert all(len(line) < 140 for line in text.splitlines())
     assert sum("xxxx" in line for line in text.splitlines()) >= 2
+
+
+# -- Decision.calls ---------------------------------------------------------------------------------
+
+
+def test_decision_calls_takes_decision_tool_items_tool_calls_and_pairs_in_order() -> None:
+    decision = Decision.calls(
+        [
+            Decision.tool("read_file", path="a.py"),
+            ToolCall("run_tests", {"k": "add"}),
+            ("write_file", {"path": "a.py", "content": "x"}),
+            Decision.calls([Decision.tool("ls"), Decision.tool("pwd")]),
+        ]
+    )
+    assert decision.tool_calls == (
+        ToolCall("read_file", {"path": "a.py"}),
+        ToolCall("run_tests", {"k": "add"}),
+        ToolCall("write_file", {"path": "a.py", "content": "x"}),
+        ToolCall("ls", {}),
+        ToolCall("pwd", {}),
+    )
+    assert check("tool_choice", {"tool": "read_file", "args": {"path": "a.py"}}, decision)[0]
+
+
+@pytest.mark.parametrize(
+    ("item", "said"),
+    [
+        ("read_file", "item 1 is str 'read_file'"),
+        ({"tool": "read_file"}, "item 1 is dict {'tool': 'read_file'}"),
+        (("read_file",), "item 1 is tuple ('read_file',)"),
+        (Decision.escalate("watchdog"), "item 1 is a Decision that is not only tool calls"),
+        (Decision.proceed("go on"), "item 1 is a Decision that is not only tool calls"),
+    ],
+)
+def test_decision_calls_names_an_item_it_cannot_take_and_what_it_takes(item: object, said: str) -> None:
+    with pytest.raises(GoldenError) as raised:
+        Decision.calls([Decision.tool("ls"), item])  # type: ignore[list-item]
+    message = str(raised.value)
+    assert message.startswith(f"Decision.calls: {said}")
+    assert "Decision.tool(name, **args), ToolCall(name, args) or (name, args)" in message

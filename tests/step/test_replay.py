@@ -146,9 +146,9 @@ def test_a_changed_system_prompt_makes_the_case_stale_naming_it(
             "(--agentevals-record=none).",
             "  what changed:",
             "    - system prompt: sha256 * recorded, * now",
-            "    - first difference in field system:",
-            "*recorded: 'You are careful.'",
-            "*now: * 'You are reckless.'",
+            "        recorded: 'You are careful.'",
+            "        now:      'You are reckless.'",
+            "    - first difference in field system (its diff is above)",
             "  fix: if the change is intended, run the step cases with --agentevals-record=new*",
         ]
     )
