@@ -19,6 +19,7 @@ from ..endpoint.command import children_pointed, run_command
 from ..errors import AgentEvalsError
 from ..guards import guards_for
 from ..recording.program import default_output, new_trace, record_program
+from ..recording.verify import check_command
 from ..settings import Settings
 from ..settings.argv import Command
 from . import program as words
@@ -66,12 +67,20 @@ def register(subparsers: Any) -> None:
         help="with -- COMMAND: a checkpoint at every N-th model request (the conversation, and the "
         "working folder as its workspace), for agentevals resume extract (docs/endpoint.md)",
     )
+    parser.add_argument(
+        "--verify",
+        metavar="CMD",
+        help="a check of the work, run after the program in the current folder (e.g. 'python -m pytest "
+        "-q'; split as a shell splits words, run without one): its exit code 0 or not is the run's "
+        "verification event, so the report can tell a verified pass from a false claim",
+    )
     words.add_program_arguments(parser)
     parser.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
     program = words.program_of(args.program)
+    verify = check_command("--verify", args.verify) if args.verify is not None else None
     # --budget is the budget setting's command-line form: laid over [tool.agentevals.budget] there.
     settings = Settings.for_command_line({"budget": args.budget or None})
     output = new_trace(
@@ -101,6 +110,7 @@ def main(args: argparse.Namespace) -> int:
         guards=guards,
         runner=runner,
         around=around,
+        verify=verify,
     )
     print(done.text(), file=sys.stderr)
     return done.code

@@ -9,11 +9,12 @@ Each request goes to the run active when it arrives:
   the upstream and the answer streamed back as it arrives, and the exchange is written as the
   in-process recorder writes it (the recorder's own `record_http`: scrubbed, deltas, usage, cost).
 
-What the endpoint refuses — a guard's stop, a divergence, no run active — is answered `FINAL`, a
-500 with `x-should-retry: false`: the anthropic SDKs (Python and TypeScript) and the Claude Code CLI
-retry 408, 409, 429, 5xx and connection errors, but never an answer carrying that header, and the
-CLI re-sends a 400 with fewer betas (its beta fallback: up to six requests) and reports a 403 as a
-failed login. A request it cannot parse is a 400 with the same header.
+What the endpoint refuses — a guard's stop, a divergence, no run active — is answered finally, so
+every client gives up after one request (`final.py`: a 500 with `x-should-retry: false` to the
+anthropic SDKs and the Claude Code CLI, a 403 with it to litellm and the rest); once a guard stopped
+the run, every later request is refused before anything else is looked at. The CLI re-sends a 400
+with fewer betas (its beta fallback: up to six requests). A request it cannot parse is a 400 with
+`x-should-retry: false`.
 An upstream that cannot be reached, times out or answers something that is not HTTP is answered
 502 (504 for a timeout), which a client retries as it would a failing API; one that drops the
 connection mid-answer drops the client's mid-answer too. Every such exchange is in the trace.
@@ -45,6 +46,7 @@ from ..recording import active
 from ..recording.providers.anthropic import is_messages_call
 from ..recording.recorder import Recorder, current_recorder
 from .credentials import without_credentials
+from .final import final_answer
 from .headers import read_headers
 from .inbound import Refused, normalized_path, read_body
 from .upstream import DEFAULT_TIMEOUT_S, DEFAULT_UPSTREAM, Upstream, UpstreamFailure, failure_of
@@ -220,10 +222,8 @@ class ModelEndpoint:
         elif recorder is not None:
             self._record(handler, recorder, rest, headers, body)
         else:
-            _refuse(
+            _refuse_final(
                 handler,
-                FINAL,
-                "api_error",
                 "agentevals endpoint: no run is being recorded or replayed in the process that serves "
                 "this endpoint, so nothing may answer (and nothing goes to the network unrecorded): "
                 "use it inside a recording or a replay (agentevals record/replay, a replay, resume or "
@@ -249,7 +249,7 @@ class ModelEndpoint:
         try:
             served = replayer.answer(request)
         except AgentEvalsError as exc:
-            _refuse(handler, FINAL, "api_error", f"agentevals replay: {type(exc).__name__}: {exc}")
+            _refuse_final(handler, f"agentevals replay: {type(exc).__name__}: {exc}")
             return
         if served is None:  # record mode "new": what the recording lacks goes live, recorded
             self._forward(
@@ -288,6 +288,8 @@ class ModelEndpoint:
         self, handler: _Handler, recorder: Recorder, rest: str, headers: dict[str, str], body: bytes
     ) -> None:
         request = Request(handler.command, self.upstream.url(rest), headers, body)
+        if recorder.guarding.halt is not None and not _guarded(handler, recorder, request):
+            return  # stopped already: refused before the body is looked at
         problem = _unparsable(handler.command, rest, headers, body)
         if problem is not None:
             message = f"agentevals endpoint: {problem}"
@@ -413,9 +415,6 @@ class ModelEndpoint:
             )
 
 
-# The refusal every client takes as final after one request (see the module's docstring).
-FINAL = 500
-
 # What a checkpoint's state keeps of a request: the conversation and what shapes the next answer.
 # Not `metadata` (session ids) nor `stream` (how the client reads, not what it asks).
 CONVERSATION_KEYS = (
@@ -485,7 +484,7 @@ def _guarded(handler: _Handler, recorder: Recorder, request: Request) -> bool:
     try:
         recorder.guarding.before_call(request)
     except AgentEvalsError as exc:
-        _refuse(handler, FINAL, "api_error", f"agentevals: {exc}")
+        _refuse_final(handler, f"agentevals: {exc}")
         return False
     return True
 
@@ -522,6 +521,12 @@ def _send_error(handler: _Handler, status: int, payload: bytes, retry: bool | No
         handler.send_header(name, value)
     handler.end_headers()
     handler.wfile.write(payload)
+
+
+def _refuse_final(handler: _Handler, message: str) -> None:
+    """A refusal for good, in the form the client that sent the request takes as final (`final.py`)."""
+    status, error_type = final_answer(handler.headers.get("User-Agent", ""))
+    _refuse(handler, status, error_type, message)
 
 
 def _refuse(handler: _Handler, status: int, error_type: str, message: str) -> None:

@@ -124,6 +124,8 @@ def progress_curve(events: Iterable[Event], start: float = 0.0) -> ProgressCurve
     return curve
 
 
-def false_claim(status: str | None, verified_pass: bool) -> bool:
-    """A run that says it finished (`ok`) without a verified pass claims what it did not verify."""
-    return status == "ok" and not verified_pass
+def false_claim(status: str | None, verified_pass: bool, checked: bool = True) -> bool:
+    """A run that says it finished (`ok`) while its checks did not pass claims what it did not verify.
+    `checked`: whether the run has any verification at all; without one there is no evidence either
+    way, and the run is unverified, not a false claim."""
+    return status == "ok" and checked and not verified_pass

@@ -22,6 +22,8 @@ def text(m: RunMetrics) -> str:
     """The metrics block (docs/metrics.md): a few lines under the summary."""
     if m.verified_pass:
         verdict = f"verified pass at step {m.verified_at_step}"
+    elif m.unverified:
+        verdict = "unverified: ended ok with no verification (no evidence either way; record --verify CMD)"
     else:
         verdict = f"no verified pass (progress {m.progress_end:.0%})"
     if m.false_claim:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +21,6 @@ from .loops import Action, ActionStream, LoopDetector, LoopTally
 from .progress import ProgressCurve, false_claim, progress_of
 from .series import CallPoint, Marker, ProgressPoint, RunSeries
 from .spend import cache_hit_rate, cost_per_verified_pass
-
-# Fields added after metrics were first stored: a stored copy without them still loads.
-_OPTIONAL = frozenset({"cache_writes", "budget_stop"})
 
 # Keys of run_start.budget that give a step budget (model calls), in order of preference.
 STEP_BUDGET_KEYS = ("max_calls", "max_steps")
@@ -54,7 +51,7 @@ class RunMetrics:
     verified_pass: bool
     verified_at_step: int | None
     claimed: bool  # the run ended `ok`
-    false_claim: bool  # claimed without a verified pass
+    false_claim: bool  # claimed while its verifications did not pass (never without one)
     progress_start: float
     progress_end: float
     verified_gain: float
@@ -93,6 +90,9 @@ class RunMetrics:
     # The budget that stopped the run, as `key=limit` ("max_cost_usd=0.5"), from its guard event;
     # None when no budget stopped it (or the stop named no key).
     budget_stop: str | None = None
+    # Defaulted, so metrics stored before they were measured still load.
+    verifications: int = 0  # verification events in scope
+    unverified: bool = False  # claimed (ended ok) with no verification at all: no evidence either way
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -101,7 +101,7 @@ class RunMetrics:
     def from_json(cls, data: Mapping[str, Any]) -> RunMetrics:
         """Metrics stored with `to_json` (a marathon's results file), back as an object; keys it
         does not know are ignored, so metrics stored by a newer version still load."""
-        names = [item.name for item in fields(cls) if item.name in data or item.name not in _OPTIONAL]
+        names = [item.name for item in fields(cls) if item.name in data or item.default is MISSING]
         missing = [name for name in names if name not in data]
         if missing:
             raise ValueError(f"stored run metrics lack {', '.join(missing)}; store them with to_json()")
@@ -153,6 +153,7 @@ class MetricsScan:
         self._windows = ContextWindows(context_windows)
         self._window_of: tuple[str | None, int | None] = (None, None)  # the last model's window
         self._curve = ProgressCurve(progress_start or 0.0)
+        self._verifications = 0  # in scope
         self._actions = ActionStream()
         self._loops = LoopTally(loops)
         self._totals = RunTotals()
@@ -227,6 +228,7 @@ class MetricsScan:
                 self._t_before = t
 
     def _verification(self, event: Event, step: Any) -> None:
+        self._verifications += 1
         self._totals.add(event)
         self._curve.add(event)
         if self._series is not None:
@@ -369,7 +371,9 @@ class MetricsScan:
             verified_pass=verified,
             verified_at_step=curve.passed_at if verified else None,
             claimed=status == "ok",
-            false_claim=false_claim(status, verified),
+            false_claim=false_claim(status, verified, checked=self._verifications > 0),
+            verifications=self._verifications,
+            unverified=status == "ok" and self._verifications == 0,
             progress_start=progress_start,
             progress_end=progress_end,
             verified_gain=max(0.0, progress_end - progress_start),

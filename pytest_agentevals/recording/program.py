@@ -85,6 +85,7 @@ class RecordedRun:
     stopped: str | None = None
     error: str | None = None
     crash: str | None = None
+    check: str | None = None  # how the --verify check came out
 
     def text(self) -> str:
         """What a person reads after the program's own output (on stderr): why it stopped, if it did,
@@ -96,6 +97,8 @@ class RecordedRun:
             lines.append(f"agentevals record: error: {self.error}")
         if self.crash is not None:
             lines.append(self.crash.rstrip("\n"))
+        if self.check is not None:
+            lines.append(f"agentevals record: verify {self.check}")
         s = self.summary
         lines.append(
             f"agentevals record: wrote {self.output} ({s.steps} steps, ended {s.status}, "
@@ -137,12 +140,15 @@ def record_program(
     guards: Sequence[Guard] = (),
     runner: Callable[[], int] | None = None,
     around: Callable[[], AbstractContextManager[object]] | None = None,
+    verify: Sequence[str] | None = None,
 ) -> RecordedRun:
     """Run `program` with recording on, into a new trace at `output` (its task: the program's argv),
     with `guards` deciding before each model call. A Python program runs in this process; `runner`
     runs another one (a command, through the model endpoint) and returns its exit code. The trace is
     written whatever the program does; only an existing `output` raises (nothing is run). `around` is
-    entered around a Python program (the model endpoint its subprocesses are pointed at)."""
+    entered around a Python program (the model endpoint its subprocesses are pointed at). `verify`, a
+    check command, runs after the program in the current folder, whatever its exit code or a guard's
+    stop (not after a crash or an interrupt): its result is the run's verification event."""
     new_trace(output)
     task = {"argv": program.argv} if isinstance(program, Program) else {"command": list(program.argv)}
     spec = RunSpec(
@@ -159,13 +165,11 @@ def record_program(
         http=runner is None,
         require_model_call=True,  # a program that called no model was likely not pointed at one
     )
-    stopped = error = crash = None
+    stopped = error = crash = checked = None
     try:
         with recorder:
             if runner is not None:
                 code = runner()
-                if recorder.guarding.halt is not None:  # a guard refused the subprocess a request
-                    raise recorder.guarding.halt
             else:
                 assert isinstance(program, Program)
                 with around() if around is not None else contextlib.nullcontext():
@@ -175,8 +179,10 @@ def record_program(
                         if recorder.guarding.halt is None:
                             raise
                         code = 1  # what the endpoint refused surfaced as the client's error
-                if recorder.guarding.halt is not None:  # a guard refused a request at the endpoint
-                    raise recorder.guarding.halt
+            if verify is not None:  # the work is judged by the check, not by the exit code
+                checked = recorder.verify(verify).text()
+            if recorder.guarding.halt is not None:  # a guard refused a request (at the endpoint)
+                raise recorder.guarding.halt
             if recorder.status is None:  # the program may have said how its run ended
                 recorder.end("ok" if code == 0 else "failed")
     except KeyboardInterrupt:
@@ -190,4 +196,4 @@ def record_program(
     except Exception:
         # The program's own failure: shown as python shows it; the trace keeps it too.
         crash, code = traceback.format_exc(), 1
-    return RecordedRun(code, output, summarize(output), stopped, error, crash)
+    return RecordedRun(code, output, summarize(output), stopped, error, crash, checked)

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import contract
 from ..errors import AgentEvalsError, RecordingError, RunStopped
@@ -27,6 +27,9 @@ from . import active, exchange
 from .bodies import BodyDecoder
 from .patching import patched
 from .providers.anthropic import is_messages_call
+
+if TYPE_CHECKING:  # the check's module loads with the first check
+    from .verify import Check
 
 
 class _RecordingCassette:
@@ -275,6 +278,25 @@ class Recorder:
             "or add a `def pytest_agentevals_run_agent(run): ...` hook to a conftest.py that starts it "
             'when run.layer == "record" and returns its result (see docs/trace-format.md)'
         )
+
+    def verify(
+        self, command: str | Sequence[str], cwd: str | Path | None = None, *, timeout: float | None = None
+    ) -> Check:
+        """Run a check of the agent's work (`python -m pytest -q`; a string is split as a shell splits
+        it, and no shell runs it) in `cwd`, by default the current folder, and write its result as
+        this run's `verification` event: passed when it exits 0, with its exit code and the tail of
+        its output. Returns the `Check` (recording/verify.py)."""
+        from .verify import DEFAULT_TIMEOUT_S, check_command, run_check
+
+        if self._writer is None:
+            raise RecordingError(f"verify(): the recorder for {self.path} is not running")
+        check = run_check(
+            check_command("verify", command), cwd, DEFAULT_TIMEOUT_S if timeout is None else timeout
+        )
+        fields = check.event()
+        self.count("verification", passed=check.passed)
+        self.emit("verification", **fields)
+        return check
 
     def finish(self, error: BaseException | None) -> None:
         """The agent's part is over: nothing to judge here (a guard's stop is in the trace already)."""

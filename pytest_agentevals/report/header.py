@@ -70,6 +70,8 @@ METRICS: dict[str, tuple[str, str, Format]] = {
     "verified_at_step": ("outcome", "verified at", _step),
     "claimed": ("outcome", "claimed done (ended ok)", _yes),
     "false_claim": ("outcome", "false claim", _yes),
+    "unverified": ("outcome", "unverified (ended ok, no verification)", _yes),
+    "verifications": ("outcome", "verifications", numbers.count),
     "crashed": ("outcome", "crashed", _yes),
     "progress_auc": ("progress", "progress-AUC", numbers.ratio),
     "step_budget": ("progress", "step budget (AUC over)", numbers.count),
@@ -171,6 +173,8 @@ def run_header(index: int, run: RunView) -> str:
     tokens = sum(m.tokens.values())
     if m.verified_pass:
         verified = f"pass at step {m.verified_at_step:,}" if m.verified_at_step is not None else "pass"
+    elif m.unverified:
+        verified = "unverified (no verification)"
     else:
         verified = f"no pass ({numbers.percent(m.progress_end, 0)})"
     if m.false_claim:

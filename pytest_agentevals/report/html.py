@@ -404,7 +404,8 @@ def overview(runs: Sequence[RunView], drawn: Sequence[_Drawn]) -> str:
             )
             + "</td>",
             f'<td class="num">{m.steps:,}</td>',
-            f"<td>{'pass' if m.verified_pass else 'no'}{' (false claim)' if m.false_claim else ''}</td>",
+            f"<td>{'pass' if m.verified_pass else 'unverified' if m.unverified else 'no'}"
+            f"{' (false claim)' if m.false_claim else ''}</td>",
             f'<td class="num">{numbers.ratio(m.progress_auc)}</td>',
             f'<td class="num">{numbers.percent(m.loop_rate, 0)}</td>',
             f'<td class="num">{numbers.usd(m.cost_usd)}</td>',

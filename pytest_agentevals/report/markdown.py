@@ -32,7 +32,7 @@ def summary_markdown(runs: Sequence[RunView], *, title: str, verdicts: Sequence[
         ]
         for index, run in enumerate(runs):
             m = run.metrics
-            verified = "pass" if m.verified_pass else "no"
+            verified = "pass" if m.verified_pass else "unverified" if m.unverified else "no"
             if m.false_claim:
                 verified += " (**false claim**)"
             status = run.status + (" (crashed)" if m.crashed else "")

@@ -17,6 +17,7 @@ import anthropic
 import pytest
 
 from pytest_agentevals import ModelEndpoint, Recorder, ReplayDivergence, Replayer, model_endpoint
+from pytest_agentevals.endpoint.final import final_answer
 from pytest_agentevals.guards import guards_for
 from pytest_agentevals.settings.budgets import Budget
 from pytest_agentevals.sim import Fault, Reply, SimServer
@@ -397,8 +398,24 @@ def test_with_no_run_active_nothing_is_answered_nor_forwarded() -> None:
         status, body = post(endpoint.url, endpoint.port, "/v1/messages", {"model": "m", "max_tokens": 1})
         assert sim.requests == []
         assert endpoint.forwarded == 0
-    assert status == 500
+    assert status == 403  # final for a client that is not an anthropic SDK (endpoint/final.py)
+    assert body["error"]["type"] == "permission_error"
     assert "no run is being recorded or replayed" in body["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("agent", "answer"),
+    [
+        ("Anthropic/Python 2.16.0", (500, "api_error")),
+        ("Anthropic/JS 0.60.0", (500, "api_error")),
+        ("claude-cli/2.1.3 (external, sdk-py)", (500, "api_error")),  # a 403 reads as a failed login
+        ("litellm/1.110.2", (403, "permission_error")),  # a 500 is retried by litellm's agents
+        ("OpenAI/Python 3.57.0", (403, "permission_error")),
+        ("", (403, "permission_error")),
+    ],
+)
+def test_a_final_refusal_takes_the_form_its_client_obeys(agent: str, answer: tuple[int, str]) -> None:
+    assert final_answer(agent) == answer
 
 
 # -- the Claude Code profile's pins -------------------------------------------------------------------

@@ -23,6 +23,7 @@ from pytest_agentevals.metrics import (
     compute_file,
     cost_per_verified_pass,
 )
+from pytest_agentevals.metrics.render import text
 from pytest_agentevals.sim import Fault, Reply, SimServer
 from pytest_agentevals.trace.reader import TornTraceWarning
 from pytest_agentevals.trace.summary import summarize
@@ -48,6 +49,9 @@ def test_ending_ok_without_full_verified_progress_is_a_false_claim() -> None:
     m = compute(Run().call().verify(0.5).call().verify(0.2, passed=False).end("ok"))
     assert not m.verified_pass
     assert m.false_claim
+    assert not m.unverified
+    assert m.verifications == 2
+    assert "FALSE CLAIM" in text(m)
     assert m.progress_end == 0.5  # max so far: the later failing check takes nothing back
     # Not claimed, not false: a run that says it ran out of budget.
     m = compute(Run().call().verify(0.5).end("budget_exhausted"))
@@ -107,13 +111,19 @@ def test_stored_metrics_load_back() -> None:
     with pytest.raises(ValueError, match="lack progress_auc"):
         RunMetrics.from_json({k: v for k, v in stored.items() if k != "progress_auc"})
     assert RunMetrics.from_json({**stored, "added_later": 1}) == compute(auc_run())
+    # Metrics stored before `verifications` and `unverified` were measured still load.
+    older = {k: v for k, v in stored.items() if k not in ("verifications", "unverified")}
+    assert RunMetrics.from_json(older).progress_auc == stored["progress_auc"]
 
 
 def test_a_run_without_model_calls_or_verifications() -> None:
     m = compute(Run().verify(1.0).end("ok"))
     assert (m.steps, m.step_budget, m.progress_auc, m.verified_pass) == (0, 0, 1.0, True)
     m = compute(Run().end("ok"))
-    assert (m.progress_auc, m.verified_pass, m.false_claim) == (0.0, False, True)
+    # No verification is no evidence: unverified, never a false claim.
+    assert (m.progress_auc, m.verified_pass, m.false_claim, m.unverified) == (0.0, False, False, True)
+    assert "unverified" in text(m)
+    assert "FALSE CLAIM" not in text(m)
     assert (m.loop_rate, m.cache_hit_rate, m.peak_context_pressure, m.cost_per_verified_pass) == (
         None,
         None,
@@ -291,7 +301,9 @@ def test_metrics_stay_within_their_ranges(items: list[tuple[Any, ...]], budget: 
     assert m.cache_hit_rate is None or 0.0 <= m.cache_hit_rate <= 1.0
     assert m.cost_per_verified_pass is None or math.isfinite(m.cost_per_verified_pass)
     assert (m.cost_per_verified_pass is None) == (not m.verified_pass)
-    assert m.false_claim == (not m.verified_pass)  # every run here ends "ok"
+    # Every run here ends "ok": a false claim with a failing verification, unverified with none.
+    assert m.false_claim == (not m.verified_pass and m.verifications > 0)
+    assert m.unverified == (m.verifications == 0)
     assert 0 <= m.longest_no_progress <= m.steps
     assert RunMetrics.from_json(json.loads(json.dumps(m.to_json()))) == m
 
