@@ -94,7 +94,9 @@ def _cassette_of(path: Path, events: list[Event], start_line: int, run_start: di
         kind = event.get("type")
         if kind == "model_call":
             interactions.append(_interaction(path, line, len(interactions) + 1, event))
-        elif kind == "tool_call":
+        elif kind == "tool_call" and event.get("by_client") is not True:
+            # A tool the agent's own process ran (an imported run's: no @tool recorded it) is not
+            # served: its result reaches the model in the next request, and is matched there.
             tools.append(
                 ToolRecord(
                     number=len(tools) + 1,
