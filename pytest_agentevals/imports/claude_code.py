@@ -122,7 +122,8 @@ def _run(
     run_calls: list[Call] = []
     results = _tool_results(conversation)
     for message, history, entry in calls:
-        body: dict[str, Any] = {"model": message.get("model"), "messages": history}
+        # The CLI streams every call: so does the request, and a replay answers it with a stream.
+        body: dict[str, Any] = {"model": message.get("model"), "messages": history, "stream": True}
         request = requests.get(str(entry.get("requestRef")))
         shape = shapes.get(str(request.get("shapeHash"))) if request is not None else None
         if request is not None and isinstance(request.get("params"), Mapping):
@@ -154,7 +155,7 @@ def _run(
                 message=message,
                 model=message.get("model") if isinstance(message.get("model"), str) else None,
                 usage=message["usage"],
-                stream=True,  # the CLI streams every call: a replay answers it with a stream
+                stream=True,
                 headers=_headers(info),
                 t=max(0.0, t),
                 tools=tools,

@@ -1,0 +1,33 @@
+"""`agentevals import SOURCE PATH -o OUT.trace.jsonl`: a run kept elsewhere (a Claude Code session,
+OpenTelemetry GenAI spans as OTLP JSON, an ATIF trajectory) as a trace, its fidelity stated
+(`imports/`); `agentevals export otlp TRACE -o FILE`: a trace as GenAI spans, for a team's own
+trace viewer."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..imports import SOURCES, import_file
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "import",
+        help="turn a run kept elsewhere (Claude Code session, OTLP GenAI spans, ATIF) into a trace",
+        description="Read a run from where it was kept and write it as a trace, stating its fidelity: "
+        "exact, content (messages and tool I/O, not the exact requests) or outline (no content), and "
+        "what the source did not hold. promote, step extract and resume extract take what the tier "
+        "can feed. Secrets in the source are scrubbed on the way.",
+    )
+    parser.add_argument("source", choices=tuple(SOURCES), help="the format of PATH")
+    parser.add_argument("path", help="the file to read")
+    parser.add_argument("-o", "--output", required=True, help="the trace to write (.trace.jsonl)")
+    parser.add_argument("--force", action="store_true", help="replace an existing --output")
+    parser.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    print(import_file(args.source, Path(args.path), Path(args.output), force=args.force).text())
+    return 0
