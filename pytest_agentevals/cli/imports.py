@@ -25,9 +25,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("path", help="the file to read")
     parser.add_argument("-o", "--output", required=True, help="the trace to write (.trace.jsonl)")
     parser.add_argument("--force", action="store_true", help="replace an existing --output")
+    parser.add_argument("--trace-id", help="otlp: the trace to import, when the file holds several")
     parser.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    print(import_file(args.source, Path(args.path), Path(args.output), force=args.force).text())
+    done = import_file(
+        args.source, Path(args.path), Path(args.output), force=args.force, trace_id=args.trace_id
+    )
+    print(done.text())
     return 0

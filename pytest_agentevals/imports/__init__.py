@@ -44,11 +44,16 @@ class Imported:
         )
 
 
-def import_file(source: str, path: str | Path, out: str | Path, *, force: bool = False) -> Imported:
-    """Read `path` as `source` (a key of SOURCES) and write it as a trace at `out`."""
+def import_file(
+    source: str, path: str | Path, out: str | Path, *, force: bool = False, trace_id: str | None = None
+) -> Imported:
+    """Read `path` as `source` (a key of SOURCES) and write it as a trace at `out`; `trace_id` picks
+    one trace of an OTLP file that holds several."""
     if source not in SOURCES:
         raise AgentEvalsError(f"unknown import source {source!r}: use one of {', '.join(SOURCES)}")
     reader = importlib.import_module(f"{__name__}.{SOURCES[source]}")
-    run = reader.read(Path(path))
+    if trace_id is not None and source != "otlp":
+        raise AgentEvalsError(f"--trace-id is for an otlp import, not {source}")
+    run = reader.read(Path(path), trace_id) if source == "otlp" else reader.read(Path(path))
     events, redactions = build.write(run, Path(out), force=force)
     return Imported(Path(out), events, len(run.calls), run.fidelity, redactions)
