@@ -57,6 +57,7 @@ class Call:
     t: float = 0.0
     tools: list[ToolRun] = field(default_factory=list)
     error: str | None = None
+    cost_usd: float | None = None
 
 
 @dataclass
@@ -154,6 +155,8 @@ class ImportedRun:
         }
         if call.model:
             event["model"] = call.model
+        if call.cost_usd is not None:
+            event["cost_usd"] = call.cost_usd
         if call.error is not None:
             event["error"] = call.error
         return event
