@@ -203,6 +203,7 @@ def _run(path: Path, spans: list[Span]) -> ImportedRun:
         for call in calls:
             call.message = None
             call.body = {"model": call.model} if call.model else {}
+    status = next((_str(s.attributes.get("agentevals.run.status")) for s in agents), None)
     return ImportedRun(
         source=SOURCE,
         path=path,
@@ -210,8 +211,26 @@ def _run(path: Path, spans: list[Span]) -> ImportedRun:
         calls=calls,
         agent=agent or "otlp",
         run_id=chats[0].trace_id if chats else "",
-        status="error" if any(c.error for c in calls) else "ok",
+        status=status or ("error" if any(c.error for c in calls) else "ok"),
+        verifications=[v for s in agents for v in _evaluations(s)],
     )
+
+
+def _evaluations(span: Span) -> list[dict[str, Any]]:
+    """The `gen_ai.evaluation.result` events of an agent span, as verification fields."""
+    found = []
+    for name, attrs in span.events:
+        if name != "gen_ai.evaluation.result" or not _str(attrs.get("gen_ai.evaluation.name")):
+            continue
+        label = attrs.get("gen_ai.evaluation.score.label")
+        verification: dict[str, Any] = {"name": attrs["gen_ai.evaluation.name"], "passed": label == "pass"}
+        score = attrs.get("gen_ai.evaluation.score.value")
+        if isinstance(score, int | float) and not isinstance(score, bool) and 0 <= score <= 1:
+            verification["progress"] = float(score)
+        if _str(attrs.get("gen_ai.evaluation.explanation")):
+            verification["detail"] = attrs["gen_ai.evaluation.explanation"]
+        found.append(verification)
+    return found
 
 
 def _before(calls: list[Call], chats: list[Span], span: Span) -> Call | None:
@@ -258,6 +277,8 @@ def _tool(span: Span) -> ToolRun:
         if name == "gen_ai.tool.message" and result is None:
             result = _body(event).get("content")
     failed = span.failed
+    if failed is not None and _str(attrs.get("error.type")) and failed == "the span's status is ERROR":
+        failed = str(attrs["error.type"])
     return ToolRun(
         name=_str(attrs.get("gen_ai.tool.name")) or span.name,
         input=arguments
@@ -388,13 +409,14 @@ def _parts(parts: Any) -> list[dict[str, Any]]:
                 }
             )
         elif kind == "tool_call_response":
-            blocks.append(
-                {
-                    "type": "tool_result",
-                    "tool_use_id": part.get("id"),
-                    "content": _as_text(part.get("response")),
-                }
-            )
+            result = {
+                "type": "tool_result",
+                "tool_use_id": part.get("id"),
+                "content": _as_text(part.get("response")),
+            }
+            if part.get("is_error") is True:
+                result["is_error"] = True
+            blocks.append(result)
         elif kind == "reasoning":
             blocks.append({"type": "thinking", "thinking": _as_text(part.get("content"))})
     return blocks

@@ -50,6 +50,7 @@ COMMANDS = {
     "replay": "replay",
     "promote": "replay",
     "import": "imports",  # runs kept elsewhere, read into traces (docs/imports.md)
+    "export": "imports",  # and a trace written for other tools (OTLP)
     "resume": "resume",
     "scan": "report",
     "marathon": "marathon",
@@ -90,6 +91,7 @@ OUTPUT_COMMANDS = (
     "marathon merge",
     "flaky migrate",
     "import",
+    "export otlp",
 )
 
 # The 0.x spellings, by kind: old -> new. Settings' keys and their marker keywords are declared with
