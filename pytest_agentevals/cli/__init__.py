@@ -11,7 +11,7 @@ from typing import Any
 from .. import __version__
 from ..errors import AgentEvalsError
 from ..trace.terminal import safe
-from . import flaky, marathon, program, promote, record, replay, report, resume, scan, show, step
+from . import flaky, imports, marathon, program, promote, record, replay, report, resume, scan, show, step
 
 # Each module has `register(subparsers)`, which adds its parser and sets `func` (args -> exit code).
 SUBCOMMANDS: tuple[Any, ...] = (
@@ -22,6 +22,7 @@ SUBCOMMANDS: tuple[Any, ...] = (
     step,
     replay,
     promote,
+    imports,
     resume,
     scan,
     marathon,

@@ -44,9 +44,11 @@ from ..recording.recorder import current_recorder
 from ..settings import REPLAY_MODES, REPLAY_VIA
 from ..settings.normalize import Rule
 from ..trace.canonical import canonical_request, scrubbed_canonical
+from ..trace.fidelity import CONTENT, require
 from ..trace.scrub import Scrubber
 from . import diff, network, sdk, staleness
 from .cassette import Cassette, Interaction
+from .content import ContentMatch
 from .index import RequestIndex, incoming_request
 from .loader import load_cassette
 from .normalize import Folded, Folds, Normalizer
@@ -137,6 +139,8 @@ class Replayer:
         self.normalizer: Normalizer | None = None
         self._recorded_folds: dict[int, list[Folded]] = {}
         self._normalize(tuple(normalize), profile)
+        self.content: ContentMatch | None = None
+        self._match_content()
         self.failure: AgentEvalsError | None = None
         self.live_requests = 0
         self._lock = threading.RLock()
@@ -188,6 +192,31 @@ class Replayer:
             )
             self._recorded_folds[id(copy)] = folded
             copies.append(copy)
+        self.cassette = dataclasses.replace(self.cassette, interactions=copies, _by_fingerprint=None)
+
+    def _match_content(self) -> None:
+        """At the `content` tier (an imported trace), requests are matched on their messages, system
+        and tools (`content.py`), said in the report; an `outline` trace cannot be replayed at all."""
+        fidelity = require(self.cassette.run_start, "replay", self.cassette.path)
+        if fidelity.tier != CONTENT:
+            return
+        rules = [rule.name for rule in self.normalizer.rules] if self.normalizer is not None else []
+        self.content = ContentMatch(fidelity, rules)
+        self.report.notes.append(self.content.note())
+        copies = [
+            dataclasses.replace(
+                interaction,
+                _canonical=self.content.project(interaction.canonical, recorded=True),
+                _fingerprint=None,
+                _served=None,
+            )
+            for interaction in self.cassette.interactions
+        ]
+        folds = {
+            id(copy): self._recorded_folds.get(id(old), [])
+            for old, copy in zip(self.cassette.interactions, copies, strict=True)
+        }
+        self._recorded_folds = folds
         self.cassette = dataclasses.replace(self.cassette, interactions=copies, _by_fingerprint=None)
 
     # -- life cycle ------------------------------------------------------------------------------
@@ -310,7 +339,12 @@ class Replayer:
         when the request provably is the one expected next (`sdk.same_body`); None sends it on into
         the SDK and the HTTP path, which decides as it always has (and raises what it raises), so
         this path only ever says yes where that one would. `path` is the URL's path and query."""
-        if self.normalizer is not None or self.allow_live or current_recorder() is not None:
+        if (
+            self.normalizer is not None
+            or self.content is not None
+            or self.allow_live
+            or current_recorder() is not None
+        ):
             return None  # every request folded and counted; one that may go live; a trace to write
         with self._lock:
             if self.failure is not None or not self._model_checked:
@@ -339,6 +373,8 @@ class Replayer:
         while rules normalize: every request is then folded, so the report counts every fold."""
         if not isinstance(raw, bytes) or (is_model and not self._model_checked) or self.normalizer:
             return None
+        if self.content is not None:
+            return None  # an imported request has no bytes to compare
         if self.mode == "strict":
             expected = self._index.next_unused()
         else:
@@ -367,6 +403,8 @@ class Replayer:
         if self.normalizer is not None:
             body, folded = self.normalizer.fold(canonical.get("body"))
             canonical = {**canonical, "body": body}
+        if self.content is not None:
+            canonical = self.content.project(canonical)
         self._calls += 1
         number = self._calls
         if is_model and not self._model_checked:
@@ -398,8 +436,8 @@ class Replayer:
             recorder.record_http(vcr_request, response, 0.0)
 
     def _check_first_model_request(self, canonical: dict[str, Any]) -> None:
-        if not self.check_contract:
-            return
+        if not self.check_contract or self.content is not None:
+            return  # at the content tier, system and tools are part of every match
         recorded = next((i for i in self.cassette.interactions if i.is_model), None)
         body = canonical.get("body")
         if recorded is None or not isinstance(body, dict):

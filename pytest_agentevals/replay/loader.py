@@ -89,12 +89,15 @@ def _cassette_of(path: Path, events: list[Event], start_line: int, run_start: di
     tools: list[ToolRecord] = []
     checkpoints: list[dict[str, Any]] = []
     run_end: dict[str, Any] | None = None
+    client_tools = 0
     for offset, event in enumerate(events):
         line = start_line + offset
         kind = event.get("type")
         if kind == "model_call":
             interactions.append(_interaction(path, line, len(interactions) + 1, event))
-        elif kind == "tool_call":
+        elif kind == "tool_call" and event.get("by_client") is not True:
+            # A tool the agent's own process ran (an imported run's: no @tool recorded it) is not
+            # served: its result reaches the model in the next request, and is matched there.
             tools.append(
                 ToolRecord(
                     number=len(tools) + 1,
@@ -106,6 +109,8 @@ def _cassette_of(path: Path, events: list[Event], start_line: int, run_start: di
                     error=event.get("error") if isinstance(event.get("error"), dict) else None,
                 )
             )
+        elif kind == "tool_call":
+            client_tools += 1
         elif kind == "checkpoint":
             checkpoints.append({**event, "line": line})
         elif kind == "run_end":
@@ -114,7 +119,9 @@ def _cassette_of(path: Path, events: list[Event], start_line: int, run_start: di
         path=path,
         kind="trace",
         interactions=interactions,
-        tools=tools,
+        # A run whose tools only its client ran (an import's) has no @tool calls to serve: its tools
+        # run for real in a replay, as a YAML cassette's do, and their results are matched instead.
+        tools=None if client_tools and not tools else tools,
         run_start=run_start,
         run_end=run_end,
         checkpoints=checkpoints,

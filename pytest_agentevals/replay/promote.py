@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import AgentEvalsError, CassetteError, TraceFormatError
 from ..fileio import atomic_path, write_atomic
 from ..settings import Settings
+from ..trace.fidelity import require
 from ..trace.reader import TraceReader
 from ..trace.writer import TraceWriter
 from .loader import load_cassette
@@ -88,6 +89,7 @@ def promote(source: Path, name: str, settings: Settings, *, force: bool = False)
     if target.exists() and not force:
         raise AgentEvalsError(f"{target} exists: choose another --name, or --force to replace it")
     events, closed = complete_events(source)
+    require(events[0], "promote", source)  # an `outline` import has no answers to serve
     if closed is not None:
         events.append(closed)
     target.parent.mkdir(parents=True, exist_ok=True)

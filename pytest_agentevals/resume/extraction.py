@@ -20,6 +20,7 @@ from typing import Any
 from ..contract import recorded_contract
 from ..errors import CheckpointError
 from ..trace.events import Event
+from ..trace.fidelity import require_trace
 from ..trace.scrub import Scrubber
 from ..trace.writer import TraceWriter
 from .archive import ARCHIVE, INDEX, write_archive
@@ -53,6 +54,7 @@ def extract(
     Returns the fixture and how many secrets were scrubbed. Raises CheckpointError naming the trace
     or fixture, and leaves nothing behind, when anything is wrong."""
     check_name(name)
+    require_trace(trace, "resume extract")  # before looking for a checkpoint an import never has
     source = read_checkpoint(trace, at)
     if continuation and (not source.after or source.after[-1].get("type") != "run_end"):
         raise CheckpointError(

@@ -49,6 +49,8 @@ COMMANDS = {
     "step": "step",
     "replay": "replay",
     "promote": "replay",
+    "import": "imports",  # runs kept elsewhere, read into traces (docs/imports.md)
+    "export": "imports",  # and a trace written for other tools (OTLP)
     "resume": "resume",
     "scan": "report",
     "marathon": "marathon",
@@ -81,7 +83,16 @@ ERRORS = {
     "AgentEvalsDeprecationWarning": "DeprecationWarning",
 }
 # Where each command writes (the flag every one of them spells `-o/--output`).
-OUTPUT_COMMANDS = ("record", "replay", "report", "step extract", "marathon merge", "flaky migrate")
+OUTPUT_COMMANDS = (
+    "record",
+    "replay",
+    "report",
+    "step extract",
+    "marathon merge",
+    "flaky migrate",
+    "import",
+    "export otlp",
+)
 
 # The 0.x spellings, by kind: old -> new. Settings' keys and their marker keywords are declared with
 # their option (`Option.old`, `Option.old_marker_kwargs`); the rest are listed here.

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import GoldenError, TraceError
 from ..trace.events import Event
+from ..trace.fidelity import require
 from ..trace.messages import response_message
 from ..trace.reader import TraceReader
 from .decision import Decision
@@ -259,6 +260,7 @@ def points_in(trace: str | Path) -> list[DecisionPoint]:
         raise GoldenError(
             str(trace), f"cannot be read: {exc}", "give a trace recorded by agentevals"
         ) from None
+    require(events[0], "step extract", trace)  # an `outline` import holds no context to freeze
     return decision_points(events)
 
 

@@ -183,6 +183,8 @@ MAY_IMPORT: dict[str, set[str]] = {
         "settings",
         "trace",
     },
+    # Readers of other formats into traces, and the OTLP exporter: files in, traces out; no layer.
+    "imports": {*LOW, "fileio", "trace"},
     "endpoint": {*LOW, "recording", "replay", "settings"},  # no pytest: the faces hand tests its URL
     "step": {*LOW, "contract", "fileio", "guards", "markers", "recording", "replay", "settings", "trace"},
     "resume": {
@@ -264,6 +266,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "errors",
         "guards",
         "history",
+        "imports",
         "marathon",
         "metrics",
         "recording",
