@@ -52,6 +52,7 @@ COMMANDS = {
     "resume": "resume",
     "scan": "report",
     "marathon": "marathon",
+    "triage": "triage",
 }
 # Every error and warning a user may catch, and the base it belongs to.
 ERRORS = {
@@ -78,6 +79,7 @@ ERRORS = {
     "MarathonError": "AgentEvalsError",
     "CheckpointError": "AgentEvalsError",
     "ContractDrift": "CheckpointError",
+    "TriageError": "AgentEvalsError",
     "AgentEvalsDeprecationWarning": "DeprecationWarning",
 }
 # Where each command writes (the flag every one of them spells `-o/--output`).
