@@ -83,7 +83,15 @@ ERRORS = {
     "AgentEvalsDeprecationWarning": "DeprecationWarning",
 }
 # Where each command writes (the flag every one of them spells `-o/--output`).
-OUTPUT_COMMANDS = ("record", "replay", "report", "step extract", "marathon merge", "flaky migrate")
+OUTPUT_COMMANDS = (
+    "record",
+    "replay",
+    "report",
+    "step extract",
+    "marathon merge",
+    "flaky migrate",
+    "triage shrink",
+)
 
 # The 0.x spellings, by kind: old -> new. Settings' keys and their marker keywords are declared with
 # their option (`Option.old`, `Option.old_marker_kwargs`); the rest are listed here.

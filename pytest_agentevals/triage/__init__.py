@@ -17,22 +17,33 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
+    from .delta import Reduced, ddmin
+    from .minimize import Decide, Shrunk, check_case, decision_key, load_case, shrink, write_case
     from .spectrum import Candidate, Evidence, Ranking, RunRanking, closest_passing, ochiai, rank
     from .steps import Run, Step, load_run, load_runs, shape
 
 __all__ = [
     "Candidate",
+    "Decide",
     "Evidence",
     "Ranking",
+    "Reduced",
     "Run",
     "RunRanking",
+    "Shrunk",
     "Step",
+    "check_case",
     "closest_passing",
+    "ddmin",
+    "decision_key",
+    "load_case",
     "load_run",
     "load_runs",
     "ochiai",
     "rank",
     "shape",
+    "shrink",
+    "write_case",
 ]
 
 __getattr__, __dir__ = attach(__name__, __file__)

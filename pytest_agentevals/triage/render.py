@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ..trace.terminal import safe
+from .minimize import Shrunk, Written
 from .spectrum import Ranking
 
 MAX_DECISION = 90
@@ -48,3 +49,22 @@ def ranking_text(ranking: Ranking, top: int = 3) -> str:
 def ranking_shown(ranking: Ranking, top: int, form: str) -> str:
     """`agentevals triage rank`'s output: text, or JSON (`--json`)."""
     return json.dumps(ranking.to_json(top), indent=2) if form == "json" else ranking_text(ranking, top)
+
+
+def shrunk_text(shrunk: Shrunk, written: Written | None = None) -> str:
+    run = shrunk.run
+    share = shrunk.steps / len(run.steps)
+    lines = [
+        f"triage shrink: {run.label} step {shrunk.step.number}: {len(run.steps)} steps -> {shrunk.steps} "
+        f"({share:.1%}), the agent asked {shrunk.tests} times",
+        f"  in this context the agent still decides {shrunk.key}",
+        f"  kept: the steps {', '.join(str(s) for s in shrunk.kept_steps) or '(none)'} before it"
+        + (f"; {shrunk.elided_answers} tool answer(s) elided" if shrunk.elided_answers else ""),
+    ]
+    if written is not None:
+        lines += [
+            f"wrote {written.test}",
+            f"wrote {written.case}",
+            f"wrote {written.original} (the original run)",
+        ]
+    return safe("\n".join(lines))
