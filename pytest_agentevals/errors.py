@@ -32,6 +32,7 @@ __all__ = [
     "StaleGolden",
     "TraceError",
     "TraceFormatError",
+    "TriageError",
     "UnrecordedRequest",
 ]
 
@@ -229,6 +230,12 @@ class ContractDrift(CheckpointError):
         self.fix = fix
         self.table = table
         AgentEvalsError.__init__(self, f"{self.where}: {self.problem}:\n{table}\n{fix}")
+
+
+class TriageError(AgentEvalsError):
+    """A triage that cannot run: no failing or no passing run to compare, a step the trace does not
+    hold, an agent that does not make the recorded decision again, a fork that cannot replay up to its
+    step. Names the trace and the step."""
 
 
 # -- errors raised inside the SDK's transport ----------------------------------------------------------

@@ -11,7 +11,21 @@ from typing import Any
 from .. import __version__
 from ..errors import AgentEvalsError
 from ..trace.terminal import safe
-from . import flaky, imports, marathon, program, promote, record, replay, report, resume, scan, show, step
+from . import (
+    flaky,
+    imports,
+    marathon,
+    program,
+    promote,
+    record,
+    replay,
+    report,
+    resume,
+    scan,
+    show,
+    step,
+    triage,
+)
 
 # Each module has `register(subparsers)`, which adds its parser and sets `func` (args -> exit code).
 SUBCOMMANDS: tuple[Any, ...] = (
@@ -26,6 +40,7 @@ SUBCOMMANDS: tuple[Any, ...] = (
     resume,
     scan,
     marathon,
+    triage,
 )
 # Subcommands that run a program take its words as python does; the value is how many positional
 # arguments of their own come before the program.

@@ -54,6 +54,7 @@ COMMANDS = {
     "resume": "resume",
     "scan": "report",
     "marathon": "marathon",
+    "triage": "triage",
 }
 # Every error and warning a user may catch, and the base it belongs to.
 ERRORS = {
@@ -80,6 +81,7 @@ ERRORS = {
     "MarathonError": "AgentEvalsError",
     "CheckpointError": "AgentEvalsError",
     "ContractDrift": "CheckpointError",
+    "TriageError": "AgentEvalsError",
     "AgentEvalsDeprecationWarning": "DeprecationWarning",
 }
 # Where each command writes (the flag every one of them spells `-o/--output`).
@@ -92,6 +94,7 @@ OUTPUT_COMMANDS = (
     "flaky migrate",
     "import",
     "export otlp",
+    "triage shrink",
 )
 
 # The 0.x spellings, by kind: old -> new. Settings' keys and their marker keywords are declared with

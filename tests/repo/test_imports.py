@@ -230,6 +230,9 @@ MAY_IMPORT: dict[str, set[str]] = {
         "settings",
         "trace",
     },
+    # Triage drives the layers below it from recorded runs: it reads traces, re-drives them against the
+    # simulated model under the guards, and judges the re-drives with the metrics and intervals.
+    "triage": {*LOW, "fileio", "guards", "metrics", "recording", "settings", "sim", "stats", "trace"},
     # The faces at the top: the entry point wires every face; the public API names every engine; the
     # command line drives every engine.
     "plugin": {
@@ -276,6 +279,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "settings",
         "step",
         "trace",
+        "triage",
     },
 }
 
@@ -283,7 +287,17 @@ MAY_IMPORT: dict[str, set[str]] = {
 # only by the names of the package's `__all__` (`from ..replay import Interaction`), never a module
 # of theirs (`from ..replay.index import ...`). The wiring (the entry point, the public API) and a
 # command's own layer are exempt: they are that layer's faces.
-LAYERS_WITH_AN_API = {"replay", "step", "resume", "marathon", "history", "report", "endpoint", "adapters"}
+LAYERS_WITH_AN_API = {
+    "replay",
+    "step",
+    "resume",
+    "marathon",
+    "history",
+    "report",
+    "endpoint",
+    "adapters",
+    "triage",
+}
 WIRING = {"pytest_agentevals", "pytest_agentevals.plugin"}
 COMMANDS_OWN = {
     "cli.flaky": {"history"},
@@ -295,6 +309,7 @@ COMMANDS_OWN = {
     "cli.scan": {"report"},
     "cli.step": {"step"},
     "cli.promote": {"replay"},
+    "cli.triage": {"triage"},
 }
 
 
@@ -438,8 +453,8 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     edges["pytest_agentevals.step.case"].add("pytest_agentevals.metrics.run")
     assert any({"pytest_agentevals.metrics.run", "pytest_agentevals.step.case"} <= c for c in cycles(edges))
     # A new folder must be placed in the table; pytest outside the faces is named.
-    assert layering_violations({**folder_graph(import_graph()), "triage": {"replay"}}) == [
-        "triage: not in MAY_IMPORT (every folder must be)"
+    assert layering_violations({**folder_graph(import_graph()), "newlayer": {"replay"}}) == [
+        "newlayer: not in MAY_IMPORT (every folder must be)"
     ]
     here = tmp_path / "example.py"
     here.write_text("import pytest\n", encoding="utf-8")

@@ -1,0 +1,119 @@
+"""`agentevals triage rank|fork|shrink`: from a failing run to the step that caused it, and to the
+smallest test that still fails (`pytest_agentevals.triage`, docs/triage.md)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import TriageError
+from ..triage import load_run, load_runs, rank, shrink, write_case
+from ..triage.render import ranking_shown, shrunk_text
+from .common import add_format
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "triage",
+        help="why a run failed: rank its steps over seeds, fork and re-drive at one, shrink it to a test",
+        description="Triage a failing run: `rank` the steps that separate failing seeds from passing "
+        "ones, `fork` at a step (replay strictly to it, change the decision there, re-drive live N "
+        "times), `shrink` the decisive step's context to the smallest test that still fails.",
+    )
+    commands = parser.add_subparsers(dest="triage_command", metavar="STEP")
+    ranked = commands.add_parser(
+        "rank",
+        help="rank the steps of the failing runs by how much they separate failing from passing runs",
+        description="Each TRACE is a run (a folder: every *.trace.jsonl under it); a run that is not a "
+        "verified pass counts as failing. Prints each failing run's most suspicious steps with the "
+        "features that make them so. Exit 0.",
+    )
+    ranked.add_argument("traces", nargs="+", metavar="TRACE", help="trace files or folders of them")
+    ranked.add_argument("--top", type=int, default=3, help="candidates shown per failing run (default: 3)")
+    add_format(ranked, ("text", "json"))
+    ranked.set_defaults(func=rank_main)
+    shrunk = commands.add_parser(
+        "shrink",
+        help="cut a failing run's decisive step down to the smallest test that still fails",
+        description="ddmin over the context of step K of TRACE (the earlier steps, then their tool "
+        "answers) while the agent's DECIDE function still makes the decision recorded at K; writes "
+        "test_triage_NAME.py, NAME.triage.json (the case and its provenance) and "
+        "NAME.original.trace.jsonl (the run) into the output folder. Exit 0.",
+    )
+    shrunk.add_argument("trace", help="the failing run (.trace.jsonl)")
+    shrunk.add_argument("--step", type=int, required=True, help="the decisive step (from rank, or fork)")
+    shrunk.add_argument(
+        "--decide",
+        required=True,
+        metavar="MODULE:FUNCTION",
+        help="the agent's decision on one request body (content blocks back), imported as python -m "
+        "would from the working directory, e.g. examples.taskrunner.planted:decide",
+    )
+    shrunk.add_argument("--name", required=True, help="the test's name (letters, digits, - and _)")
+    shrunk.add_argument("-o", "--output", default="tests", help="the folder to write to (default: tests)")
+    shrunk.add_argument("--force", action="store_true", help="replace files of that name")
+    shrunk.set_defaults(func=shrink_main)
+    parser.set_defaults(func=lambda args: _help(parser))
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def traces_in(paths: list[str]) -> list[Path]:
+    """The traces named: files as given, folders searched for *.trace.jsonl (links not followed out)."""
+    found: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            inside = sorted(p for p in path.rglob("*.trace.jsonl") if p.is_file() and not p.is_symlink())
+            if not inside:
+                raise TriageError(f"{path}: no *.trace.jsonl in this folder")
+            found.extend(inside)
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise TriageError(f"{path}: no such trace file or folder")
+    return found
+
+
+def rank_main(args: argparse.Namespace) -> int:
+    if args.top < 1:
+        raise TriageError(f"--top {args.top}: show at least one candidate (--top 3)")
+    ranking = rank(load_runs(traces_in(args.traces)))
+    print(ranking_shown(ranking, args.top, args.format))
+    return 0
+
+
+def imported(name: str, flag: str) -> Any:
+    """The function a `module:function` flag names, imported from the working directory as python -m
+    would import it."""
+    module, _, function = name.partition(":")
+    if not module or not function:
+        raise TriageError(f"{flag} {name!r}: name it as module:function")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        found = getattr(importlib.import_module(module), function)
+    except ImportError as exc:
+        raise TriageError(
+            f"{flag} {name!r}: cannot import {module} ({exc}); run from the folder it is in"
+        ) from None
+    except AttributeError:
+        raise TriageError(f"{flag} {name!r}: {module} has no {function}") from None
+    if not callable(found):
+        raise TriageError(f"{flag} {name!r}: not a function")
+    return found
+
+
+def shrink_main(args: argparse.Namespace) -> int:
+    decide = imported(args.decide, "--decide")
+    shrunk = shrink(load_run(args.trace), args.step, decide)
+    written = write_case(shrunk, args.output, args.name, args.decide, force=args.force)
+    print(shrunk_text(shrunk, written))
+    return 0
