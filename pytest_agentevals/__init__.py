@@ -31,8 +31,10 @@ if TYPE_CHECKING:
     from .guards.protocol import Guard, Ruling
     from .hooks import AgentRun
     from .lifecycle import RunSpec
+    from .recording.active import bind
     from .recording.harness import budget_left, checkpoint, compaction, expect_progress, note, verification
     from .recording.recorder import Recorder
+    from .recording.store import RunStore
     from .replay.engine import Replayer
     from .replay.run import ReplayRun
     from .settings.budgets import Budget
@@ -114,7 +116,9 @@ __all__ = [
     "Ruling",
     "RunSpec",
     "RunStopped",
+    "RunStore",
     "__version__",
+    "bind",
     "budget_left",
     "checkpoint",
     "compaction",

@@ -11,6 +11,7 @@ from pathlib import Path
 __all__ = [
     "AgentEvalsDeprecationWarning",
     "AgentEvalsError",
+    "AmbiguousRun",
     "CassetteError",
     "CheckpointError",
     "ConfigError",
@@ -88,6 +89,12 @@ class NewerTraceVersion(TraceFormatError):
 
 class RecordingError(AgentEvalsError):
     """Recording could not start or go on (nested recorders, an unwritable trace directory...)."""
+
+
+class AmbiguousRun(RecordingError):
+    """An event (a model call, a tool call, a harness event) came from a context that belongs to no
+    run while several runs are open side by side: it is refused, not filed under a guess. The
+    message names the runs and how to join one (docs/service.md)."""
 
 
 class SimError(AgentEvalsError):

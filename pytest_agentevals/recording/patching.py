@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from . import vcr_request
+from . import active, vcr_request
 
 # Only the httpx family: the anthropic SDK speaks over httpx (1.x) or httpx2 (2.x). Patching
 # http.client too would record the same call twice and catch our own loopback servers. Decided
@@ -233,31 +233,108 @@ def _retire_if_left_behind(restored: Any) -> None:
                 _free.remove(owner)
 
 
+# One set of patches is in while any block is open, whichever context opened it: blocks open side
+# by side (runs in threads or tasks) would otherwise stack their patches and, left in another order
+# than entered, put back each other's. Each request is routed to the cassette of its own context's
+# innermost block (`active.current(HTTP)`).
+_depth = 0
+_installed: tuple[_Patches, contextlib.ExitStack] | None = None
+
+
 @contextlib.contextmanager
 def patched(cassette: CassetteLike, label: str = "agentevals") -> Iterator[None]:
-    """Route every httpx/httpx2 request through `cassette` while the block runs."""
-    modules = _modules()
+    """Route every httpx/httpx2 request of this context (and of its tasks and bound threads) through
+    `cassette` while the block runs."""
+    frame = active.push(active.HTTP, cassette, label)
+    try:
+        _enter(label)
+        try:
+            yield
+        finally:
+            _leave()
+    finally:
+        active.pop(frame)
+
+
+def _enter(label: str) -> None:
+    global _depth, _installed
     with _free_lock:
-        patches = None
-        while _free and patches is None:
-            patches = _free.pop()
-            if patches.modules != modules:
-                patches = None  # built with modules since dropped (pytester does between runs)
+        if _depth == 0:
+            patches = _take()
+            patches.adapter.attach(_ROUTED, label)
+            stack = contextlib.ExitStack()
+            stack.enter_context(patches.entered())
+            _installed = (patches, stack)
+        _depth += 1
+
+
+def _leave() -> None:
+    global _depth, _installed
+    with _free_lock:
+        _depth -= 1
+        if _depth or _installed is None:
+            return
+        patches, stack = _installed
+        _installed = None
+        stack.close()
+        # The set stays attached until reused: functions left patched in by another library's
+        # blocks left out of order still route through it (see _retire_if_left_behind).
+        if not _left_in(patches):
+            _free.append(patches)
+
+
+def _take() -> _Patches:
+    """A free set built with the modules loaded now, or a new one (under `_free_lock`)."""
+    modules = _modules()
+    patches = None
+    while _free and patches is None:
+        patches = _free.pop()
+        if patches.modules != modules:
+            patches = None  # built with modules since dropped (pytester does between runs)
     if patches is None:
         # vcrpy is imported here, not at the top: its stubs pull in a dozen HTTP libraries (about
         # 0.2 s), which every pytest session with the plugin installed would pay before any test;
         # and not even here while no request reaches a transport (see TRANSPORT_METHODS).
         patches = _Patches(wait="vcr.patch" not in sys.modules and not OTHER_TRANSPORTS)
-    patches.adapter.attach(cassette, label)
-    try:
-        with patches.entered():
-            yield
-    finally:
-        # The cassette stays attached until the set is reused: functions left patched in by blocks
-        # left out of order still answer with it (see _retire_if_left_behind).
-        with _free_lock:
-            if not _left_in(patches):
-                _free.append(patches)
+    return patches
+
+
+class _Routed:
+    """The cassette vcrpy's patches talk to: the one of the requesting context's innermost block."""
+
+    @staticmethod
+    def _cassette() -> CassetteLike:
+        cassette: CassetteLike | None = active.current(active.HTTP)
+        if cassette is None:  # only a patched block's own requests reach here
+            raise RuntimeError("agentevals: a vcrpy patch outlived its patched() block")
+        return cassette
+
+    def can_play_response_for(self, request: Any) -> bool:
+        # The cassette is chosen once per request, in the context that sends it, and kept on the
+        # request: vcrpy hands the same request to append() later, maybe from another frame.
+        cassette = self._cassette()
+        request._agentevals_cassette = cassette
+        return cassette.can_play_response_for(request)
+
+    def _of(self, request: Any) -> CassetteLike:
+        cassette = getattr(request, "_agentevals_cassette", None)
+        return cassette if cassette is not None else self._cassette()
+
+    def play_response(self, request: Any) -> Any:
+        return self._of(request).play_response(request)
+
+    def append(self, request: Any, response: dict[str, Any]) -> None:
+        self._of(request).append(request, response)
+
+    def filter_request(self, request: Any) -> Any:
+        return self._cassette().filter_request(request)
+
+    @property
+    def write_protected(self) -> bool:
+        return self._cassette().write_protected
+
+
+_ROUTED = _Routed()
 
 
 def _modules() -> tuple[int, ...]:

@@ -79,7 +79,8 @@ class Recorder:
     record` and the marathon's seeds use), a run that would end `ok` but recorded no model call ends
     `no_model_calls`, with a `reason`: it checked nothing. `watch_workspace=False` has checkpoints'
     workspace snapshots stat every file instead of asking inotify what changed (for a workspace that
-    another machine writes to over a network file system: docs/trace-format.md).
+    another machine writes to over a network file system: docs/trace-format.md). `session` is the
+    service's session id (`run_start.session`; what `RunStore.run` passes).
     """
 
     def __init__(
@@ -99,8 +100,10 @@ class Recorder:
         resumed_from: Mapping[str, Any] | None = None,
         require_model_call: bool = False,
         watch_workspace: bool = True,
+        session: str | None = None,
     ) -> None:
         self.path = Path(path)
+        self.session = session
         self.spec = RunSpec(
             name=str(self.path),
             agent=agent,
@@ -124,6 +127,7 @@ class Recorder:
         self._lock = threading.RLock()
         self._writer: TraceWriter | None = None
         self._patches: contextlib.ExitStack | None = None
+        self._frame: active.Frame | None = None
         self._started = 0.0
         self._seq = 0
         self.steps = 0
@@ -198,6 +202,8 @@ class Recorder:
         }
         if self.task is not None:
             start["task"] = self.task
+        if self.session is not None:
+            start["session"] = self.session
         if self.resumed_from is not None:
             start["resumed_from"] = self.resumed_from
         if self.guards:
@@ -209,7 +215,7 @@ class Recorder:
             self.stop()
             error, cause = refused
             raise error from cause
-        active.push_recorder(self)
+        self._frame = active.push_recorder(self, f"the recording {self.path}")
         if self._http:
             self._patches = contextlib.ExitStack()
             self._patches.enter_context(patched(_RecordingCassette(self), str(self.path)))
@@ -229,7 +235,9 @@ class Recorder:
         if self._patches is not None:
             self._patches.close()
             self._patches = None
-        active.pop_recorder(self)
+        if self._frame is not None:
+            active.pop(self._frame)
+            self._frame = None
         self.snapshots.close()  # the workspace's watches (a recorder started again watches anew)
         guarding = self.guarding
         # A guard's stop, then what the harness said with end(), then the way out.
@@ -461,6 +469,7 @@ def _qualified(cls: type) -> str:
 
 
 def current_recorder() -> Recorder | None:
-    """The recorder of the run in progress in this process, if any."""
+    """The recorder of the run in progress in this context, if any (docs/service.md: with runs open
+    side by side, a context of none of them gets `AmbiguousRun`)."""
     recorder = active.recorder()
     return recorder if isinstance(recorder, Recorder) else None

@@ -1,6 +1,7 @@
 """What `@ae.tool` does to a call: recorded with its input, output or exception and duration.
 
-A plain pass-through when nothing records or replays: one list look-up per call.
+A plain pass-through when nothing records or replays: a context variable's look-up per call. A
+call belongs to the run of its context (`active.py`).
 
 What a framework injects into a tool (LangGraph's `RunnableConfig`, injected state or store, a
 tool-call id, pydantic-ai's `RunContext`) is not what the model asked for: it is neither recorded as

@@ -158,6 +158,7 @@ class Replayer:
         self._unserve: Any = None
         self._unblock: Any = None
         self._running = False
+        self._frames: list[active.Frame] = []
 
     def _normalize(self, user_rules: tuple[Rule, ...], profile: str) -> None:
         """Choose the rules (the recording client's profile, then the user's), and fold the recorded
@@ -236,9 +237,12 @@ class Replayer:
         self._patches.__enter__()
         if self.via == "sdk":
             self._unserve = sdk.install(self.serve)
+        label = f"the replay of {self.cassette.path}"
         if self._tools is not None and not self.allow_live:
-            active.push_source(self)  # with allow_live (record mode "new") tools run for real
-        active.push_replayer(self)  # the model endpoint answers other processes' requests with it
+            # with allow_live (record mode "new") tools run for real
+            self._frames.append(active.push_source(self, label))
+        # the model endpoint answers other processes' requests with it
+        self._frames.append(active.push_replayer(self, label))
         self._running = True
         return self
 
@@ -248,8 +252,8 @@ class Replayer:
         if not self._running:
             return
         self._running = False
-        active.pop_source(self)
-        active.pop_replayer(self)
+        while self._frames:
+            active.pop(self._frames.pop())
         if self._unserve is not None:
             self._unserve()
             self._unserve = None

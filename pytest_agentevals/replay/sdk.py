@@ -32,6 +32,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..recording import active
+
 if TYPE_CHECKING:
     from .cassette import Interaction
 
@@ -133,8 +135,10 @@ def install(serve: Serve) -> Callable[[], None]:
                 _original.clear()
                 return lambda: None
         _serving.append(serve)
+    frame = active.push(active.SDK, serve, "a replay answering at the SDK")
 
     def uninstall() -> None:
+        active.pop(frame)
         with _lock:
             if serve in _serving:
                 _serving.remove(serve)
@@ -165,6 +169,9 @@ def _patch(base: Any) -> None:
         """The httpx2 response to answer with, and the options to parse it with; None to go on."""
         if not _serving or not _covered(client, options):
             return None
+        serve = _serve_here()
+        if serve is None:
+            return None
         key = (type(client), client._base_url, options.url)
         found = _urls.get(key)
         if found is None:
@@ -175,7 +182,7 @@ def _patch(base: Any) -> None:
         url, path = found
         body = options.json_data
         assert isinstance(body, Mapping)
-        interaction = _serving[-1](path, body, prepare)
+        interaction = serve(path, body, prepare)
         if interaction is None:
             return None
         served = interaction.served_response()
@@ -215,6 +222,13 @@ def _patch(base: Any) -> None:
 
     base.SyncAPIClient.request = request
     base.AsyncAPIClient.request = async_request
+
+
+def _serve_here() -> Serve | None:
+    """The `serve` installed in this context (`recording.active`): a request of a run beside it (a
+    recording, another replay, another step case) is never answered from this one's recordings."""
+    serve: Serve | None = active.current(active.SDK)
+    return serve if serve is not None and serve in _serving else None
 
 
 def _covered(client: Any, options: Any) -> bool:

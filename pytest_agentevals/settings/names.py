@@ -64,6 +64,7 @@ ERRORS = {
     "TraceFormatError": "TraceError",
     "NewerTraceVersion": "TraceFormatError",
     "RecordingError": "AgentEvalsError",
+    "AmbiguousRun": "RecordingError",
     "SimError": "AgentEvalsError",
     "HistoryError": "AgentEvalsError",
     "LinkRefused": "AgentEvalsError",
