@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import GoldenError
 from .decision import Decision
 from .expectation import Expectation, Outcome
-from .judge import Judge, JudgeSpec, JudgeVerdict
+from .judge import Judge, JudgeSpec, JudgeVerdict, majority
 from .matchers import Regex, Row, compile_expected, show
 
 Fact = str | Regex
@@ -111,14 +111,16 @@ class Compaction(Expectation):
             )
         verdict: JudgeVerdict | None = None
         if self.judge is not None and judge is not None:
-            verdict = judge(self.judge, summary)
-            said = "pass" if verdict.passed else "fail"
+            verdict = majority([judge(self.judge, summary) for _ in range(self.judge.repeats)])
+            said = {True: "pass", False: "fail", None: "unscored"}[verdict.passed]
+            if verdict.agreement is not None and verdict.passed is not None:
+                said += f", agreement {verdict.agreement:.0%}"
             rows.append(
                 Row(
                     "judge",
                     self.judge.rubric,
                     f"{said} (judge {verdict.model}): {verdict.reason}",
-                    verdict.passed,
+                    verdict.passed is not False,  # unscored is no fail (nor a pass: the row says so)
                     "judge",
                 )
             )

@@ -252,12 +252,18 @@ class StepItem(pytest.Function):
 
 
 def _remembering(judge: Judge) -> Judge:
-    """The judge, asked at most once per rubric and summary (a re-check after re-blessing reuses it)."""
-    verdicts: dict[tuple[JudgeSpec, str], JudgeVerdict] = {}
+    """The judge, asked at most `repeats` times per rubric and summary: a re-check after re-blessing
+    gets the same replies in the same order, not new ones."""
+    verdicts: dict[tuple[JudgeSpec, str], list[JudgeVerdict]] = {}
+    asked: dict[tuple[JudgeSpec, str], int] = {}
 
     def ask(spec: JudgeSpec, summary: str) -> JudgeVerdict:
-        if (spec, summary) not in verdicts:
-            verdicts[(spec, summary)] = judge(spec, summary)
-        return verdicts[(spec, summary)]
+        key = (spec, summary)
+        replies = verdicts.setdefault(key, [])
+        index = asked.get(key, 0) % spec.repeats
+        asked[key] = index + 1
+        if index == len(replies):
+            replies.append(judge(spec, summary))
+        return replies[index]
 
     return ask

@@ -74,7 +74,7 @@ def explain(label: str, kind: str, outcome: Outcome) -> str:
     ]
     parts.extend(f"  note: {scrub(note)}" for note in outcome.notes)
     verdict = outcome.verdict
-    if verdict is not None and not verdict.passed:
+    if verdict is not None and verdict.passed is False:
         checks_ok = all(row.ok for row in outcome.rows if row.note != "judge")
         alone = "; every other check passed, so the judge alone failed this case" if checks_ok else ""
         parts.append(f"  judge: {verdict.model} failed it{alone}")
