@@ -421,3 +421,20 @@ def test_a_ledger_schema_that_could_reset_spending_refuses_the_run(
     assert kinds(events_of(path)) == ["run_start", "guard", "run_end"]
     with psycopg.connect(pg_url.url) as conn:
         assert conn.execute(f"SELECT count(*) FROM {L}.leases").fetchone() == (0,)  # no lease taken
+
+
+def test_a_function_shadowing_pg_catalog_through_the_databases_search_path_is_never_called(
+    pg_url: DatabaseURL,
+) -> None:
+    database = pg_url.url.rsplit("/", 1)[1]
+    with psycopg.connect(pg_url.url, autocommit=True) as conn:
+        conn.execute("CREATE FUNCTION public.pg_backend_pid() RETURNS integer LANGUAGE sql AS 'SELECT 1'")
+        conn.execute(f'ALTER DATABASE "{database}" SET search_path = public, pg_catalog')
+    ledger = PostgresLedger(pg_url)
+    assert ledger.start_run("r", 1.0) is None
+    ledger.hold("r", [], 0.0, 0.01, 0.05, 1.0)
+    assert ledger._conn is not None
+    real = ledger._conn.info.backend_pid
+    with psycopg.connect(pg_url.url) as conn:
+        assert conn.execute(f"SELECT backend FROM {L}.holdings").fetchall() == [(real,)]
+    ledger.close()
