@@ -475,11 +475,12 @@ def inspect(
     version = schema_version(conn, schema)
     if version is not None and (version > newest or version == -1):
         return version, []
-    if version is not None:
+    found_wrong = differences(found, expected, missing=version is not None)
+    if found_wrong and version is not None:
         # Each statement sees what was committed when it began: a migration that committed between
         # the catalog read and the version's is read again, whole, now that its version is seen.
-        found = describe(conn, schema)
-    return version, differences(found, expected, missing=version is not None)
+        found_wrong = differences(describe(conn, schema), expected)
+    return version, found_wrong
 
 
 def snapshot(found: dict[str, Entry]) -> dict[str, str]:
