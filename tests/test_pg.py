@@ -438,3 +438,25 @@ def test_a_function_shadowing_pg_catalog_through_the_databases_search_path_is_ne
     with psycopg.connect(pg_url.url) as conn:
         assert conn.execute(f"SELECT backend FROM {L}.holdings").fetchall() == [(real,)]
     ledger.close()
+
+
+def test_flaky_report_against_a_stalled_server_ends_naming_the_timeout(
+    stalled: FakeServer, tmp_path: Path
+) -> None:
+    from .conftest import run_agentevals
+
+    url = stalled.url("s3cr%2Ft%40pw%3Ax")
+    done = run_agentevals(
+        "flaky",
+        "report",
+        "--db-timeouts",
+        "connect=2,statement=0.5",
+        "--history",
+        url,
+        cwd=tmp_path,
+        bare_env=True,
+    )
+    assert done.returncode != 0
+    assert "the history database timed out: the server stopped answering" in done.stderr
+    assert "statement = 0.5 s in [tool.agentevals.db_timeouts]" in done.stderr
+    assert "s3cr" not in done.stdout + done.stderr
