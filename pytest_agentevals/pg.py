@@ -5,10 +5,11 @@
 - Every failure becomes one error (the caller's class) naming the server by its redacted URL and
   saying how to fix it; the password is also scrubbed from the driver's own text.
 - Each store keeps its tables in a schema of its own (`agentevals_history`, `agentevals_ledger`).
-  Before anything is written, the schema is compared with what we create: any other relation (a
-  view, a foreign table, a table of its own), a trigger, a rule, a row-level policy or a function
-  in it is refused by name. A trigger could rewrite failures as passes or hang every session; a
-  policy could hide rows from a verdict.
+  Before anything is read from its tables or written, the schema's catalog is compared with what the
+  migrations make (`describe`, `inspect`): any object more, less or different — a relation, column,
+  DEFAULT, constraint, index, trigger, rule, policy, function, type, inheritance — is refused by
+  name. A trigger or a DEFAULT calling a function could rewrite failures as passes, reset the day's
+  spending or hang every session; a policy could hide rows from a verdict.
 - Every connection runs with `search_path = pg_catalog, pg_temp` and every name is qualified, so
   an object elsewhere in the database can never stand in for ours.
 - Every connection runs under the URL's `DbTimeouts`: libpq's connect timeout, and the server's lock,

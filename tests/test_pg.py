@@ -35,11 +35,13 @@ else:  # elsewhere these skip, saying why
 
 SECRET = "s3cr/t@pw:x"  # characters a URL must escape: %2F %40 %3A
 QUICK = DbTimeouts(connect=2, lock=0.3, statement=0.5, idle_in_transaction=5)
+# For a real server on a loaded machine: a short lock timeout, and statements given time to answer.
+LOCKS = DbTimeouts(connect=2, lock=0.3, statement=5, idle_in_transaction=5)
 
 
-def quick(url: str | DatabaseURL) -> DatabaseURL:
+def quick(url: str | DatabaseURL, timeouts: DbTimeouts = QUICK) -> DatabaseURL:
     base = url if isinstance(url, DatabaseURL) else DatabaseURL(url)
-    return dataclasses.replace(base, timeouts=QUICK)
+    return dataclasses.replace(base, timeouts=timeouts)
 
 
 @pytest.fixture
@@ -124,7 +126,7 @@ def test_the_pytest_session_against_a_stalled_server_ends_and_says_why(
 
 
 def test_a_lock_held_by_another_session_is_given_up_after_the_lock_timeout(pg_url: DatabaseURL) -> None:
-    url = quick(pg_url)
+    url = quick(pg_url, LOCKS)
     store = PostgresStore(url)
     attempt = [Attempt("t.py::a", "step", "", 1, "passed", 1.0)]
     with psycopg.connect(pg_url.url) as holder:
@@ -141,7 +143,7 @@ def test_a_lock_held_by_another_session_is_given_up_after_the_lock_timeout(pg_ur
 
 
 def test_the_ledger_fails_closed_on_a_locked_day_and_on_a_stopped_backend(pg_url: DatabaseURL) -> None:
-    url = quick(pg_url)
+    url = quick(pg_url, LOCKS)
     ledger = PostgresLedger(url)
     assert ledger.start_run("r", 1.0) is None
     with psycopg.connect(pg_url.url) as holder:
@@ -150,6 +152,8 @@ def test_the_ledger_fails_closed_on_a_locked_day_and_on_a_stopped_backend(pg_url
             ledger.hold("r", [], 0.0, 0.01, 0.05, 1.0)
     _one_sentence_naming(str(locked.value), url, "waited 0.3 s for a lock", "(fail closed)")
 
+    url = quick(pg_url)
+    ledger = PostgresLedger(url)
     assert ledger.start_run("r2", 1.0) is None  # a new connection, a new backend
     assert ledger._conn is not None
     backend = ledger._conn.info.backend_pid
@@ -363,7 +367,7 @@ def test_a_history_schema_changed_anywhere_is_refused_by_name(
     with psycopg.connect(pg_url.url, autocommit=True) as conn:
         conn.execute(sql)
     with pytest.raises(HistoryError) as raised:
-        PostgresStore(quick(pg_url))
+        PostgresStore(quick(pg_url, LOCKS))
     message = str(raised.value)
     assert named in message
     assert message.startswith(f"{pg_url}: is not an agentevals history as it stands: the schema {H} holds ")
@@ -412,7 +416,7 @@ def test_a_ledger_schema_that_could_reset_spending_refuses_the_run(
         # A $0.002 day: refused before its first call.
         with (
             pytest.raises(LedgerError) as raised,
-            ae.Recorder(path, guards=[DailyBudget(0.002, quick(pg_url))]),
+            ae.Recorder(path, guards=[DailyBudget(0.002, quick(pg_url, LOCKS))]),
         ):
             chat(client, 20)
     message = str(raised.value)
