@@ -122,7 +122,7 @@ class PostgresStore:
                     continue
                 raise HistoryError(
                     f"{self.url}: the history database timed out while trying to {doing} it: {problem}; "
-                    "the write in progress was rolled back and everything stored before it is kept; "
+                    "whatever it was writing was rolled back, and everything stored before is kept; "
                     + pg.TIMEOUT_FIX
                 ) from None
         raise AssertionError("unreachable")
