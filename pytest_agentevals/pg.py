@@ -5,10 +5,11 @@
 - Every failure becomes one error (the caller's class) naming the server by its redacted URL and
   saying how to fix it; the password is also scrubbed from the driver's own text.
 - Each store keeps its tables in a schema of its own (`agentevals_history`, `agentevals_ledger`).
-  Before anything is written, the schema is compared with what we create: any other relation (a
-  view, a foreign table, a table of its own), a trigger, a rule, a row-level policy or a function
-  in it is refused by name. A trigger could rewrite failures as passes or hang every session; a
-  policy could hide rows from a verdict.
+  Before anything is read from its tables or written, the schema's catalog is compared with what the
+  migrations make (`describe`, `inspect`): any object more, less or different — a relation, column,
+  DEFAULT, constraint, index, trigger, rule, policy, function, type, inheritance — is refused by
+  name. A trigger or a DEFAULT calling a function could rewrite failures as passes, reset the day's
+  spending or hang every session; a policy could hide rows from a verdict.
 - Every connection runs with `search_path = pg_catalog, pg_temp` and every name is qualified, so
   an object elsewhere in the database can never stand in for ours.
 - Every connection runs under the URL's `DbTimeouts`: libpq's connect timeout, and the server's lock,
@@ -23,7 +24,8 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import AgentEvalsError
@@ -243,59 +245,248 @@ def _release(version: int) -> str:
     return f"{version // 10000}" if version >= 100000 else f"{version // 10000}.{version // 100 % 100}"
 
 
-def foreign_objects(
-    conn: psycopg.Connection[Any], schema: str, tables: Iterable[str], relations: Iterable[str]
-) -> list[str]:
-    """What our `schema` holds beyond `relations` (our tables, their indexes and sequences): each as
-    'a KIND NAME', in a stable order. Reading the catalog runs nothing."""
-    kinds = {
-        "r": "table",
-        "p": "partitioned table",
-        "v": "view",
-        "m": "materialized view",
-        "f": "foreign table",
-        "i": "index",
-        "I": "index",
-        "S": "sequence",
-        "c": "type",
-    }
-    found: list[str] = []
-    ours = set(relations)
-    for name, kind in conn.execute(
-        "SELECT c.relname, c.relkind::text FROM pg_catalog.pg_class c "
-        "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s ORDER BY c.relname",
-        (schema,),
-    ):
-        if name not in ours:
-            found.append(f"a {kinds.get(kind, 'relation')} {name!r}")
-    table_names = list(tables)
-    for (name,) in conn.execute(
-        "SELECT t.tgname FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid "
-        "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE n.nspname = %s AND NOT t.tgisinternal ORDER BY t.tgname",
-        (schema,),
-    ):
-        found.append(f"a trigger {name!r}")
-    for (name,) in conn.execute(
-        "SELECT r.rulename FROM pg_catalog.pg_rewrite r JOIN pg_catalog.pg_class c ON c.oid = r.ev_class "
-        "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE n.nspname = %s AND c.relname = ANY(%s) ORDER BY r.rulename",
-        (schema, table_names),
-    ):
-        found.append(f"a rule {name!r}")
-    for (name,) in conn.execute(
-        "SELECT p.polname FROM pg_catalog.pg_policy p JOIN pg_catalog.pg_class c ON c.oid = p.polrelid "
-        "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s ORDER BY p.polname",
-        (schema,),
-    ):
-        found.append(f"a row-level policy {name!r}")
-    for (name,) in conn.execute(
-        "SELECT p.proname FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
-        "WHERE n.nspname = %s ORDER BY p.proname",
-        (schema,),
-    ):
-        found.append(f"a function {name!r}")
+# -- our schema, as the catalog describes it ---------------------------------------------------------
+#
+# `describe` reads the catalog (which runs nothing) into one entry per object of our schema: its key
+# ("column attempts.outcome"), its definition as the server deparses it (under our pinned search
+# path, so a function outside pg_catalog is shown qualified: `public.whitewash()`), and the statement
+# that would remove it. A store compares that with its EXPECTED entries (what its migrations create):
+# anything more, less or different is refused by name before anything is read or written.
+
+_COLUMNS = """
+SELECT c.relname, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod)
+    || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END
+    || CASE a.attidentity WHEN 'a' THEN ' GENERATED ALWAYS AS IDENTITY'
+                          WHEN 'd' THEN ' GENERATED BY DEFAULT AS IDENTITY' ELSE '' END
+    || CASE WHEN a.attgenerated <> '' THEN ' GENERATED ALWAYS AS ' ELSE '' END
+    || coalesce(CASE WHEN a.attgenerated = '' THEN ' DEFAULT ' ELSE '' END
+                || pg_catalog.pg_get_expr(d.adbin, d.adrelid), '')
+    || CASE WHEN a.attcollation <> t.typcollation
+            THEN ' COLLATE ' || pg_catalog.quote_ident(co.collname) ELSE '' END
+FROM pg_catalog.pg_attribute a
+JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+LEFT JOIN pg_catalog.pg_collation co ON co.oid = a.attcollation
+WHERE n.nspname = %(schema)s AND c.relkind IN ('r', 'p', 'f', 'v', 'm')
+AND a.attnum > 0 AND NOT a.attisdropped
+"""
+_RELATIONS = """
+SELECT c.relname, c.relkind::text, c.relrowsecurity, c.relforcerowsecurity
+FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = %(schema)s
+"""
+# NOT NULL constraints (contype 'n', PostgreSQL 18) are the columns' NOT NULL, described there.
+_CONSTRAINTS = """
+SELECT c.relname, con.conname, pg_catalog.pg_get_constraintdef(con.oid)
+FROM pg_catalog.pg_constraint con
+JOIN pg_catalog.pg_class c ON c.oid = con.conrelid
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = %(schema)s AND con.contype <> 'n'
+"""
+_INDEXES = """
+SELECT ci.relname, pg_catalog.pg_get_indexdef(i.indexrelid)
+FROM pg_catalog.pg_index i
+JOIN pg_catalog.pg_class ci ON ci.oid = i.indexrelid
+JOIN pg_catalog.pg_namespace n ON n.oid = ci.relnamespace
+WHERE n.nspname = %(schema)s
+"""
+_TRIGGERS = """
+SELECT c.relname, t.tgname, pg_catalog.pg_get_triggerdef(t.oid)
+FROM pg_catalog.pg_trigger t
+JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = %(schema)s AND NOT t.tgisinternal
+"""
+_RULES = """
+SELECT c.relname, r.rulename, pg_catalog.pg_get_ruledef(r.oid)
+FROM pg_catalog.pg_rewrite r
+JOIN pg_catalog.pg_class c ON c.oid = r.ev_class
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = %(schema)s
+"""
+_POLICIES = """
+SELECT c.relname, p.polname, p.polcmd::text
+    || ' USING ' || coalesce(pg_catalog.pg_get_expr(p.polqual, p.polrelid), '')
+    || ' WITH CHECK ' || coalesce(pg_catalog.pg_get_expr(p.polwithcheck, p.polrelid), '')
+FROM pg_catalog.pg_policy p
+JOIN pg_catalog.pg_class c ON c.oid = p.polrelid
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = %(schema)s
+"""
+# Functions (and procedures, aggregates) and operators in our schema, and those that any object of it
+# depends on outside pg_catalog: the code a default, a constraint, an index or a type would run.
+_FUNCTIONS = """
+SELECT p.oid::pg_catalog.regprocedure::text
+FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+WHERE n.nspname = %(schema)s
+UNION
+SELECT o.oid::pg_catalog.regoperator::text
+FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace
+WHERE n.nspname = %(schema)s
+"""
+_CALLED = """
+SELECT DISTINCT p.oid::pg_catalog.regprocedure::text
+FROM pg_catalog.pg_depend d
+JOIN pg_catalog.pg_proc p ON d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND p.oid = d.refobjid
+JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
+WHERE pn.nspname <> 'pg_catalog' AND (
+    (d.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND d.objid IN (
+        SELECT ad.oid FROM pg_catalog.pg_attrdef ad JOIN pg_catalog.pg_class c ON c.oid = ad.adrelid
+        JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %(schema)s))
+    OR (d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND d.objid IN (
+        SELECT con.oid FROM pg_catalog.pg_constraint con JOIN pg_catalog.pg_class c ON c.oid = con.conrelid
+        JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %(schema)s))
+    OR (d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid IN (
+        SELECT c.oid FROM pg_catalog.pg_class c
+        JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %(schema)s))
+)
+"""
+_TYPES = """
+SELECT t.typname, t.typtype::text
+FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
+WHERE n.nspname = %(schema)s AND t.typrelid = 0
+AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_type e WHERE e.oid = t.typelem AND e.typrelid <> 0)
+"""
+_INHERITS = """
+SELECT child.oid::pg_catalog.regclass::text, parent.oid::pg_catalog.regclass::text
+FROM pg_catalog.pg_inherits i
+JOIN pg_catalog.pg_class child ON child.oid = i.inhrelid
+JOIN pg_catalog.pg_class parent ON parent.oid = i.inhparent
+WHERE child.relnamespace = (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = %(schema)s)
+   OR parent.relnamespace = (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = %(schema)s)
+"""
+_KINDS = {
+    "r": "table",
+    "p": "partitioned table",
+    "v": "view",
+    "m": "materialized view",
+    "f": "foreign table",
+    "i": "index",
+    "I": "index",
+    "S": "sequence",
+    "c": "type",
+}
+_DROP = {"partitioned table": "TABLE", "index": "INDEX", "type": "TYPE"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One object of our schema: what it is ("a column 'attempts.outcome'"), its definition, and the
+    statement that would remove it."""
+
+    what: str
+    definition: str
+    drop: str
+
+
+def describe(conn: psycopg.Connection[Any], schema: str) -> dict[str, Entry]:
+    """Every object in `schema` (and what reaches into it: inheritance, functions its objects call),
+    keyed "kind name". Reading the catalog runs nothing."""
+    found: dict[str, Entry] = {}
+    params = {"schema": schema}
+
+    def rows(sql: str) -> list[Any]:
+        return list(conn.execute(sql, params))
+
+    for name, kind, rls, forced in rows(_RELATIONS):
+        word = _KINDS.get(kind, "relation")
+        found[f"relation {name}"] = Entry(
+            f"a {word} {name!r}", word, f"DROP {_DROP.get(word, word.upper())} {schema}.{name}"
+        )
+        if rls or forced:
+            found[f"row-level security {name}"] = Entry(
+                f"row-level security on {name!r}",
+                "forced" if forced else "enabled",
+                f"ALTER TABLE {schema}.{name} NO FORCE ROW LEVEL SECURITY, DISABLE ROW LEVEL SECURITY",
+            )
+    for table, column, definition in rows(_COLUMNS):
+        found[f"column {table}.{column}"] = Entry(
+            f"a column '{table}.{column}'", definition, f"ALTER TABLE {schema}.{table} DROP COLUMN {column}"
+        )
+    for table, name, definition in rows(_CONSTRAINTS):
+        found[f"constraint {table}.{name}"] = Entry(
+            f"a constraint {name!r} on {table}",
+            definition,
+            f"ALTER TABLE {schema}.{table} DROP CONSTRAINT {name}",
+        )
+    for name, definition in rows(_INDEXES):
+        found[f"index {name}"] = Entry(f"an index {name!r}", definition, f"DROP INDEX {schema}.{name}")
+    for table, name, definition in rows(_TRIGGERS):
+        found[f"trigger {table}.{name}"] = Entry(
+            f"a trigger {name!r} on {table}", definition, f"DROP TRIGGER {name} ON {schema}.{table}"
+        )
+    for table, name, definition in rows(_RULES):
+        found[f"rule {table}.{name}"] = Entry(
+            f"a rule {name!r} on {table}", definition, f"DROP RULE {name} ON {schema}.{table}"
+        )
+    for table, name, definition in rows(_POLICIES):
+        found[f"policy {table}.{name}"] = Entry(
+            f"a row-level policy {name!r} on {table}", definition, f"DROP POLICY {name} ON {schema}.{table}"
+        )
+    for (signature,) in rows(_FUNCTIONS):
+        found[f"function {signature}"] = Entry(
+            f"a function {signature}", "in the schema", f"DROP ROUTINE {signature}"
+        )
+    for (signature,) in rows(_CALLED):
+        found[f"called {signature}"] = Entry(
+            f"a call of {signature}", "by an object of the schema", "drop what calls it (named beside)"
+        )
+    for name, kind in rows(_TYPES):
+        found[f"type {name}"] = Entry(f"a type {name!r}", kind, f"DROP TYPE {schema}.{name}")
+    for child, parent in rows(_INHERITS):
+        found[f"inherits {child}"] = Entry(
+            f"a table {child} inheriting from {parent}", parent, f"ALTER TABLE {child} NO INHERIT {parent}"
+        )
     return found
+
+
+def differences(found: dict[str, Entry], expected: dict[str, str], *, missing: bool = True) -> list[str]:
+    """What `found` holds beyond, apart from (and, with `missing`, short of) `expected` (key ->
+    definition): one phrase each, naming the object, its definition and how to remove it."""
+    out: list[str] = []
+    for key, entry in sorted(found.items()):
+        if key not in expected:
+            out.append(f"{entry.what} ({entry.definition}; remove it: {entry.drop})")
+        elif expected[key] != entry.definition:
+            out.append(f"{entry.what} defined as {entry.definition!r} where ours is {expected[key]!r}")
+    if missing:
+        out.extend(
+            f"no {key} (ours has {definition!r})"
+            for key, definition in sorted(expected.items())
+            if key not in found
+        )
+    return out
+
+
+def inspect(
+    conn: psycopg.Connection[Any], schema: str, expected: dict[str, str], *, newest: int
+) -> tuple[int | None, list[str]]:
+    """Our schema's version (as `schema_version`) and what in it is not ours (`differences`), read in
+    an order that runs nothing: the catalog first, the meta table only once no row-level policy could
+    run code as it is read. A schema that is not there yet, or predates its meta table, may lack
+    objects (the migrations make them); a newer one is left to the caller to refuse as newer."""
+    found = describe(conn, schema)
+    readers = {
+        key: entry for key, entry in found.items() if key.startswith(("policy ", "row-level security "))
+    }
+    if readers:
+        return None, differences(readers, expected, missing=False)
+    version = schema_version(conn, schema)
+    if version is not None and (version > newest or version == -1):
+        return version, []
+    found_wrong = differences(found, expected, missing=version is not None)
+    if found_wrong and version is not None:
+        # Each statement sees what was committed when it began: a migration that committed between
+        # the catalog read and the version's is read again, whole, now that its version is seen.
+        found_wrong = differences(describe(conn, schema), expected)
+    return version, found_wrong
+
+
+def snapshot(found: dict[str, Entry]) -> dict[str, str]:
+    """`found` in the form of a store's EXPECTED (what a test compares a fresh schema with)."""
+    return {key: entry.definition for key, entry in sorted(found.items())}
 
 
 def schema_version(conn: psycopg.Connection[Any], schema: str, table: str = "meta") -> int | None:

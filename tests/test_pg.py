@@ -35,11 +35,13 @@ else:  # elsewhere these skip, saying why
 
 SECRET = "s3cr/t@pw:x"  # characters a URL must escape: %2F %40 %3A
 QUICK = DbTimeouts(connect=2, lock=0.3, statement=0.5, idle_in_transaction=5)
+# For a real server on a loaded machine: a short lock timeout, and statements given time to answer.
+LOCKS = DbTimeouts(connect=2, lock=0.3, statement=5, idle_in_transaction=5)
 
 
-def quick(url: str | DatabaseURL) -> DatabaseURL:
+def quick(url: str | DatabaseURL, timeouts: DbTimeouts = QUICK) -> DatabaseURL:
     base = url if isinstance(url, DatabaseURL) else DatabaseURL(url)
-    return dataclasses.replace(base, timeouts=QUICK)
+    return dataclasses.replace(base, timeouts=timeouts)
 
 
 @pytest.fixture
@@ -124,7 +126,7 @@ def test_the_pytest_session_against_a_stalled_server_ends_and_says_why(
 
 
 def test_a_lock_held_by_another_session_is_given_up_after_the_lock_timeout(pg_url: DatabaseURL) -> None:
-    url = quick(pg_url)
+    url = quick(pg_url, LOCKS)
     store = PostgresStore(url)
     attempt = [Attempt("t.py::a", "step", "", 1, "passed", 1.0)]
     with psycopg.connect(pg_url.url) as holder:
@@ -141,7 +143,7 @@ def test_a_lock_held_by_another_session_is_given_up_after_the_lock_timeout(pg_ur
 
 
 def test_the_ledger_fails_closed_on_a_locked_day_and_on_a_stopped_backend(pg_url: DatabaseURL) -> None:
-    url = quick(pg_url)
+    url = quick(pg_url, LOCKS)
     ledger = PostgresLedger(url)
     assert ledger.start_run("r", 1.0) is None
     with psycopg.connect(pg_url.url) as holder:
@@ -150,6 +152,8 @@ def test_the_ledger_fails_closed_on_a_locked_day_and_on_a_stopped_backend(pg_url
             ledger.hold("r", [], 0.0, 0.01, 0.05, 1.0)
     _one_sentence_naming(str(locked.value), url, "waited 0.3 s for a lock", "(fail closed)")
 
+    url = quick(pg_url)
+    ledger = PostgresLedger(url)
     assert ledger.start_run("r2", 1.0) is None  # a new connection, a new backend
     assert ledger._conn is not None
     backend = ledger._conn.info.backend_pid
@@ -269,3 +273,194 @@ def test_no_error_path_shows_the_password(
         path.read_text() if path.exists() else "",
     )
     assert "***" in failed.stderr.str() + report.stderr
+
+
+# -- the schema check: columns, defaults, constraints, indexes, triggers, rules, policies, functions --
+
+H, L = HISTORY_SCHEMA, LEDGER_SCHEMA
+WHITEWASH = (
+    "CREATE FUNCTION public.whitewash() RETURNS integer LANGUAGE sql AS "
+    f"$$ UPDATE {H}.attempts SET outcome = 'passed' WHERE outcome <> 'passed'; SELECT 0 $$;"
+)
+FORGIVE = (
+    "CREATE FUNCTION public.forgive() RETURNS boolean LANGUAGE sql AS "
+    f"$$ UPDATE {L}.days SET spent_usd = 0, reserved_usd = 0, tripped_limit = NULL; SELECT true $$;"
+)
+
+
+def test_a_fresh_schema_reads_exactly_as_expected(pg_url: DatabaseURL) -> None:
+    from pytest_agentevals import pg
+    from pytest_agentevals.guards.pg_ledger_schema import EXPECTED as LEDGER
+    from pytest_agentevals.history.postgres_schema import EXPECTED as HISTORY
+
+    PostgresStore(pg_url).close()
+    PostgresLedger(pg_url).state()
+    with psycopg.connect(pg_url.url) as conn:
+        conn.execute("SET search_path = pg_catalog, pg_temp")
+        assert pg.snapshot(pg.describe(conn, H)) == HISTORY
+        assert pg.snapshot(pg.describe(conn, L)) == LEDGER
+
+
+@pytest.mark.parametrize(
+    ("sql", "named"),
+    [
+        pytest.param(
+            WHITEWASH + f"ALTER TABLE {H}.attempts ADD COLUMN shade integer;"
+            f"ALTER TABLE {H}.attempts ALTER COLUMN shade SET DEFAULT whitewash()",
+            "a column 'attempts.shade' (integer DEFAULT public.whitewash(); remove it: "
+            f"ALTER TABLE {H}.attempts DROP COLUMN shade)",
+            id="default-rewrites-failures",
+        ),
+        pytest.param(
+            WHITEWASH + f"ALTER TABLE {H}.sources ADD CONSTRAINT fine CHECK (whitewash() = 0) NOT VALID",
+            "a constraint 'fine' on sources (CHECK ((public.whitewash() = 0)) NOT VALID; remove it: "
+            f"ALTER TABLE {H}.sources DROP CONSTRAINT fine)",
+            id="check-rewrites-failures",
+        ),
+        pytest.param(
+            f"ALTER TABLE {H}.sources ALTER COLUMN excluded SET DEFAULT pg_sleep(30)::text",
+            "a column 'sources.excluded' defined as 'text DEFAULT (pg_sleep((30)::double precision))::text' "
+            "where ours is 'text'",
+            id="default-sleeps",
+        ),
+        pytest.param(
+            f"ALTER TABLE {H}.attempts DROP CONSTRAINT attempts_outcome_check",
+            "no constraint attempts.attempts_outcome_check (ours has",
+            id="check-dropped",
+        ),
+        pytest.param(
+            f"DROP INDEX {H}.attempts_source; CREATE INDEX attempts_source ON {H}.attempts (lower(outcome))",
+            f"an index 'attempts_source' defined as 'CREATE INDEX attempts_source ON {H}.attempts "
+            "USING btree (lower(outcome))'",
+            id="index-redefined",
+        ),
+        pytest.param(
+            "CREATE DOMAIN public.verdict AS text CHECK (VALUE <> '');"
+            f"ALTER TABLE {H}.attempts ALTER COLUMN worker TYPE public.verdict",
+            "a column 'attempts.worker' defined as 'public.verdict' where ours is 'text'",
+            id="column-type-domain",
+        ),
+        pytest.param(
+            f"ALTER TABLE {H}.attempts ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY",
+            "row-level security on 'attempts' (forced; remove it: ALTER TABLE",
+            id="row-level-security",
+        ),
+        pytest.param(
+            f"ALTER TABLE {H}.sources ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;"
+            f"CREATE POLICY peek ON {H}.meta USING (pg_sleep(30) IS NULL)",
+            "a row-level policy 'peek' on meta (* USING (pg_sleep((30)::double precision) IS NULL)",
+            id="policy-sleeps-on-read",
+        ),
+        pytest.param(
+            f"CREATE TABLE public.fake () INHERITS ({H}.attempts)",
+            f"a table public.fake inheriting from {H}.attempts",
+            id="inherited",
+        ),
+    ],
+)
+def test_a_history_schema_changed_anywhere_is_refused_by_name(
+    pg_url: DatabaseURL, sql: str, named: str
+) -> None:
+    store = PostgresStore(pg_url)
+    store.append(Source("pytest:a", "pytest", "r", "c1"), [Attempt("t.py::a", "step", "", 1, "failed", 1.0)])
+    store.close()
+    with psycopg.connect(pg_url.url, autocommit=True) as conn:
+        conn.execute(sql)
+    with pytest.raises(HistoryError) as raised:
+        PostgresStore(quick(pg_url, LOCKS))
+    message = str(raised.value)
+    assert named in message
+    assert message.startswith(f"{pg_url}: is not an agentevals history as it stands: the schema {H} holds ")
+    assert "remove what is named" in message
+    with psycopg.connect(pg_url.url) as conn:  # nothing was written, nothing rewritten
+        assert conn.execute(f"SELECT outcome FROM ONLY {H}.attempts").fetchall() == [("failed",)]
+
+
+@pytest.mark.parametrize(
+    ("sql", "named"),
+    [
+        pytest.param(
+            FORGIVE + f"ALTER TABLE {L}.leases ADD CONSTRAINT fine CHECK (forgive())",
+            "a constraint 'fine' on leases (CHECK (public.forgive()); remove it: "
+            f"ALTER TABLE {L}.leases DROP CONSTRAINT fine)",
+            id="check-resets-spending",
+        ),
+        pytest.param(
+            FORGIVE + f"ALTER TABLE {L}.leases ADD COLUMN amnesty boolean;"
+            f"ALTER TABLE {L}.leases ALTER COLUMN amnesty SET DEFAULT forgive()",
+            "a column 'leases.amnesty' (boolean DEFAULT public.forgive();",
+            id="default-resets-spending",
+        ),
+        pytest.param(
+            f"ALTER TABLE {L}.days ALTER COLUMN tripped_run SET DEFAULT pg_sleep(30)::text",
+            "a column 'days.tripped_run' defined as 'text DEFAULT (pg_sleep((30)::double precision))::text'",
+            id="default-sleeps",
+        ),
+    ],
+)
+def test_a_ledger_schema_that_could_reset_spending_refuses_the_run(
+    pg_url: DatabaseURL, tmp_path: Path, sql: str, named: str
+) -> None:
+    from pytest_agentevals.sim import Reply, SimServer
+
+    from .guard_support import chat
+
+    PostgresLedger(pg_url).state()  # the ledger's schema, as a first run makes it
+    with psycopg.connect(pg_url.url, autocommit=True) as conn:
+        conn.execute(sql)
+    path = tmp_path / "run.trace.jsonl"
+    with SimServer(lambda request: Reply.text("ok"), seed=1) as sim:
+        import anthropic
+
+        client = anthropic.Anthropic(base_url=sim.url, api_key="sim", max_retries=0)
+        # A $0.002 day: refused before its first call.
+        with (
+            pytest.raises(LedgerError) as raised,
+            ae.Recorder(path, guards=[DailyBudget(0.002, quick(pg_url, LOCKS))]),
+        ):
+            chat(client, 20)
+    message = str(raised.value)
+    assert named in message
+    assert "the run is refused (fail closed)" in message
+    assert kinds(events_of(path)) == ["run_start", "guard", "run_end"]
+    with psycopg.connect(pg_url.url) as conn:
+        assert conn.execute(f"SELECT count(*) FROM {L}.leases").fetchone() == (0,)  # no lease taken
+
+
+def test_a_function_shadowing_pg_catalog_through_the_databases_search_path_is_never_called(
+    pg_url: DatabaseURL,
+) -> None:
+    database = pg_url.url.rsplit("/", 1)[1]
+    with psycopg.connect(pg_url.url, autocommit=True) as conn:
+        conn.execute("CREATE FUNCTION public.pg_backend_pid() RETURNS integer LANGUAGE sql AS 'SELECT 1'")
+        conn.execute(f'ALTER DATABASE "{database}" SET search_path = public, pg_catalog')
+    ledger = PostgresLedger(pg_url)
+    assert ledger.start_run("r", 1.0) is None
+    ledger.hold("r", [], 0.0, 0.01, 0.05, 1.0)
+    assert ledger._conn is not None
+    real = ledger._conn.info.backend_pid
+    with psycopg.connect(pg_url.url) as conn:
+        assert conn.execute(f"SELECT backend FROM {L}.holdings").fetchall() == [(real,)]
+    ledger.close()
+
+
+def test_flaky_report_against_a_stalled_server_ends_naming_the_timeout(
+    stalled: FakeServer, tmp_path: Path
+) -> None:
+    from .conftest import run_agentevals
+
+    url = stalled.url("s3cr%2Ft%40pw%3Ax")
+    done = run_agentevals(
+        "flaky",
+        "report",
+        "--db-timeouts",
+        "connect=2,statement=0.5",
+        "--history",
+        url,
+        cwd=tmp_path,
+        bare_env=True,
+    )
+    assert done.returncode != 0
+    assert "the history database timed out: the server stopped answering" in done.stderr
+    assert "statement = 0.5 s in [tool.agentevals.db_timeouts]" in done.stderr
+    assert "s3cr" not in done.stdout + done.stderr

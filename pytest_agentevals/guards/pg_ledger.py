@@ -34,6 +34,7 @@ from .. import pg
 from ..errors import LedgerError
 from ..settings.dburl import DatabaseURL
 from .ledger import KEEP_DAYS, DayState
+from .pg_ledger_schema import EXPECTED
 
 if TYPE_CHECKING:
     import psycopg
@@ -79,8 +80,6 @@ CREATE TABLE {SCHEMA}.leases (
 """,
 )
 
-TABLES = ("meta", "days", "holdings", "leases")
-RELATIONS = frozenset({*TABLES, "meta_pkey", "days_pkey", "holdings_pkey", "leases_pkey"})
 T = TypeVar("T")
 
 
@@ -290,14 +289,12 @@ class PostgresLedger:
         return self._session
 
     def _prepare(self, conn: psycopg.Connection[Any]) -> None:
-        version = pg.schema_version(conn, SCHEMA)
-        self._refuse(conn, version)
+        version = self._checked(conn)
         if version == SCHEMA_VERSION:
             return
         with conn.transaction():
             conn.execute("SELECT pg_catalog.pg_advisory_xact_lock(%s)", (LOCK_KEY,))
-            version = pg.schema_version(conn, SCHEMA)
-            self._refuse(conn, version)
+            version = self._checked(conn)
             for step in range(version or 0, SCHEMA_VERSION):
                 conn.execute(MIGRATIONS[step])
             conn.execute(
@@ -306,12 +303,14 @@ class PostgresLedger:
                 (str(SCHEMA_VERSION),),
             )
 
-    def _refuse(self, conn: psycopg.Connection[Any], version: int | None) -> None:
+    def _checked(self, conn: psycopg.Connection[Any]) -> int | None:
+        """The schema's version, once the schema is found to be ours (`pg.inspect`)."""
         elsewhere = "point [tool.agentevals] ledger / $AGENTEVALS_LEDGER at another database"
         fix = (
             f"nothing was written; {elsewhere}, or drop the schema {SCHEMA} by hand once you know "
             "what was spent today"
         )
+        version, found = pg.inspect(conn, SCHEMA, EXPECTED, newest=SCHEMA_VERSION)
         if version is not None and version > SCHEMA_VERSION:
             raise LedgerError(
                 f"{self.url}: this day ledger was written by a newer pytest-agentevals (schema {version}, "
@@ -320,14 +319,16 @@ class PostgresLedger:
             )
         if version == -1:
             raise LedgerError(f"{self.url}: the schema {SCHEMA} is not an agentevals day ledger's; {fix}")
-        found = pg.foreign_objects(conn, SCHEMA, TABLES, RELATIONS)
         if found:
+            more = f" and {len(found) - 5} more" if len(found) > 5 else ""
             raise LedgerError(
                 f"{self.url}: is not an agentevals day ledger as it stands: the schema {SCHEMA} holds "
-                f"{', '.join(found[:5])} beyond the ledger's own tables; an object of its own (a "
-                "trigger, rule, policy, view, foreign table or function) could run code or change "
-                f"what was spent, so the database was not used; {fix}"
+                f"{'; '.join(found[:5])}{more}; an object of its own (a trigger, rule, policy, view, "
+                "function, or a default, constraint or index calling one) could run code or change what "
+                "was spent, so the run is refused (fail closed); remove what is named (each with the "
+                f"statement beside it), or {fix}"
             )
+        return version
 
     @staticmethod
     def _ensure_day(cur: psycopg.Cursor[Any], day: dt.date) -> None:

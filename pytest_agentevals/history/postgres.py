@@ -25,6 +25,7 @@ from .. import pg
 from ..errors import HistoryError
 from ..settings.dburl import DatabaseURL
 from .model import SKIPPED, Attempt, Source, StoredAttempt
+from .postgres_schema import EXPECTED
 from .store import ExcludedSource, RunFinal, RunLayer, VerdictCount
 
 if TYPE_CHECKING:
@@ -69,24 +70,6 @@ CREATE TABLE {SCHEMA}.attempts (
 );
 CREATE INDEX attempts_source ON {SCHEMA}.attempts (source);
 """,
-)
-
-TABLES = ("meta", "sources", "tests", "attempts")
-# Every relation the migrations create: the tables, their keys' indexes and identity sequences.
-RELATIONS = frozenset(
-    {
-        *TABLES,
-        "meta_pkey",
-        "sources_pkey",
-        "sources_key_key",
-        "sources_id_seq",
-        "tests_pkey",
-        "tests_test_id_variant_layer_key",
-        "tests_id_seq",
-        "attempts_pkey",
-        "attempts_id_seq",
-        "attempts_source",
-    }
 )
 
 TestKey = tuple[str, str, str]  # test_id, variant, layer ('' outside the pyramid)
@@ -139,7 +122,7 @@ class PostgresStore:
                     continue
                 raise HistoryError(
                     f"{self.url}: the history database timed out while trying to {doing} it: {problem}; "
-                    "the write in progress was rolled back and everything stored before it is kept; "
+                    "whatever it was writing was rolled back, and everything stored before is kept; "
                     + pg.TIMEOUT_FIX
                 ) from None
         raise AssertionError("unreachable")
@@ -167,14 +150,12 @@ class PostgresStore:
         ) from None
 
     def _prepare(self) -> None:
-        version = pg.schema_version(self._conn, SCHEMA)
-        self._refuse(version)
+        version = self._checked()
         if version != SCHEMA_VERSION:
             with self._conn.transaction():
                 self._conn.execute("SELECT pg_catalog.pg_advisory_xact_lock(%s)", (LOCK_KEY,))
                 # Another job may have migrated it while we waited for the lock.
-                version = pg.schema_version(self._conn, SCHEMA)
-                self._refuse(version)
+                version = self._checked()
                 for step in range(version or 0, SCHEMA_VERSION):
                     self._conn.execute(MIGRATIONS[step])
                 self._conn.execute(
@@ -184,8 +165,10 @@ class PostgresStore:
                 )
         self._load_tests()
 
-    def _refuse(self, version: int | None) -> None:
-        """A schema we cannot use, refused before anything is written."""
+    def _checked(self) -> int | None:
+        """The schema's version, once the schema is found to be ours (`pg.inspect`): anything else is
+        refused before anything is written."""
+        version, found = pg.inspect(self._conn, SCHEMA, EXPECTED, newest=SCHEMA_VERSION)
         if version is not None and version > SCHEMA_VERSION:
             raise HistoryError(
                 f"{self.url}: this history was written by a newer pytest-agentevals (schema {version}, "
@@ -197,20 +180,16 @@ class PostgresStore:
                 f"{self.url}: the schema {SCHEMA} holds a meta table that is not an agentevals "
                 "history's; " + _FIX.format(schema=SCHEMA)
             )
-        if version is None:
-            exists = self._conn.execute(
-                "SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = %s", (SCHEMA,)
-            ).fetchone()
-            if exists is None:
-                return
-        found = pg.foreign_objects(self._conn, SCHEMA, TABLES, RELATIONS)
         if found:
+            more = f" and {len(found) - 5} more" if len(found) > 5 else ""
             raise HistoryError(
                 f"{self.url}: is not an agentevals history as it stands: the schema {SCHEMA} holds "
-                f"{', '.join(found[:5])} beyond the history's own tables; a history is data only, and "
-                "an object of its own (a trigger, rule, policy, view, foreign table or function) could "
-                "run code or change outcomes, so the database was not used; " + _FIX.format(schema=SCHEMA)
+                f"{'; '.join(found[:5])}{more}; a history is data only, and an object of its own (a "
+                "trigger, rule, policy, view, function, or a default, constraint or index calling one) "
+                "could run code or change outcomes, so the database was not used; remove what is named "
+                "(each with the statement beside it), or " + _FIX.format(schema=SCHEMA)
             )
+        return version
 
     def _load_tests(self) -> None:
         rows = self._conn.execute(f"SELECT id, test_id, variant, layer FROM {SCHEMA}.tests")

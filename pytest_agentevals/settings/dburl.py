@@ -171,6 +171,9 @@ class DbTimeouts:
             values[name] = int(value) if name == "connect" else float(value)
         return cls(**values)
 
+    def __str__(self) -> str:
+        return ",".join(f"{name}={getattr(self, name):g}" for name in self.KEYS)
+
     def server_settings(self) -> dict[str, str]:
         """The session settings that hold the server to these timeouts (milliseconds)."""
         return {

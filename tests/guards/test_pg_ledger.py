@@ -209,7 +209,8 @@ def test_a_run_stopped_by_a_database_ledger_says_where(pg_url: DatabaseURL, tmp_
             f"CREATE FUNCTION {SCHEMA}.f() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END';"
             f"CREATE TRIGGER sneaky BEFORE UPDATE ON {SCHEMA}.days "
             f"FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.f()",
-            "a trigger 'sneaky', a function 'f'",
+            "a function agentevals_ledger.f() (in the schema; remove it: DROP ROUTINE "
+            "agentevals_ledger.f()); a trigger 'sneaky' on days",
         ),
         (f"CREATE VIEW {SCHEMA}.lies AS SELECT 1 AS x", "a view 'lies'"),
         (f"UPDATE {SCHEMA}.meta SET value = '99'", "newer pytest-agentevals (schema 99"),

@@ -222,13 +222,14 @@ def test_an_unsupported_server_version_is_refused(
             "'BEGIN NEW.outcome := ''passed''; RETURN NEW; END';"
             f"CREATE TRIGGER whitewash BEFORE INSERT ON {SCHEMA}.attempts "
             f"FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.pass()",
-            "a trigger 'whitewash', a function 'pass'",
+            "a function agentevals_history.pass() (in the schema; remove it: DROP ROUTINE "
+            "agentevals_history.pass()); a trigger 'whitewash' on attempts (CREATE TRIGGER whitewash",
         ),
         (f"CREATE VIEW {SCHEMA}.lies AS SELECT 1 AS x", "a view 'lies'"),
         (
             f"CREATE RULE hide AS ON INSERT TO {SCHEMA}.attempts WHERE NEW.outcome = 'failed' "
             "DO INSTEAD NOTHING",
-            "a rule 'hide'",
+            "a rule 'hide' on attempts",
         ),
         (
             "CREATE EXTENSION IF NOT EXISTS postgres_fdw; "
