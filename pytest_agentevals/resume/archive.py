@@ -167,7 +167,8 @@ class Archive:
         check_entries(self.entries, self.where)
         found: dict[str, tarfile.TarInfo] = {}
         expected = iter(self.entries)
-        end = os.fstat(archive.fileobj.fileno()).st_size if archive.fileobj is not None else 0
+        opened: Any = archive.fileobj  # the archive's file, opened by _open (typed as a protocol)
+        end = os.fstat(opened.fileno()).st_size
         try:
             for member in archive:
                 entry = next(expected, None)
