@@ -9,12 +9,14 @@ import json
 import os
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_agentevals.errors import CheckpointError
 from pytest_agentevals.resume.fixture import Fixture
 
+from ..conftest import run_agentevals
 from ..resume_support import make_fixture, rewrite
 
 pytest_plugins = ["pytester"]
@@ -145,3 +147,30 @@ def test_a_resumed_leg_makes_no_folder_through_a_linked_parent(
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*LinkRefused: */.agentevals: is a symbolic link (to *"])
     assert list(outside.iterdir()) == []  # not even `traces/`
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("workspace", [], "'workspace' is missing, or its files and bytes are not counts"),
+        ("lineage.total_tokens", "many", "lineage.total_tokens is 'many', not a number >= 0"),
+        ("lineage.cost_usd", "cheap", "lineage.cost_usd is 'cheap', not a number >= 0"),
+        ("history", [5], "history[0] is not a JSON object"),
+        ("seed", "s", "'seed' is not a whole number"),
+        ("checkpoint", [], "'checkpoint' is not a string"),
+    ],
+)
+def test_a_wrong_typed_manifest_value_is_one_error_in_list_and_show(
+    tmp_path: Path, key: str, value: Any, said: str
+) -> None:
+    fixture = make_fixture(tmp_path / "tree")
+    manifest = json.loads((fixture / "manifest.json").read_text())
+    holder, _, name = key.rpartition(".")
+    (manifest[holder] if holder else manifest)[name] = value
+    (fixture / "manifest.json").write_text(json.dumps(manifest))
+    listed = run_agentevals("resume", "list", cwd=tmp_path / "tree")
+    shown = run_agentevals("resume", "show", "counter-2", cwd=tmp_path / "tree")
+    assert "Traceback" not in listed.stderr + shown.stderr
+    assert said in listed.stdout, listed.stdout + listed.stderr
+    assert shown.returncode == 2
+    assert said in shown.stderr
