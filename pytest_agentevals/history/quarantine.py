@@ -80,7 +80,12 @@ def _date(where: str, raw: Any) -> dt.date:
     raise ConfigError(f"{where} expires", f"{excerpt(str(raw))} is not a date", "write it as YYYY-MM-DD")
 
 
-def _entry(where: str, raw: Any) -> Entry:
+# How far ahead a quarantine may end: a year and a day. One that ends in 9999 never ends, and a
+# quarantine that never ends is a test deleted without a word (docs/history.md).
+MAX_HORIZON_DAYS = 366
+
+
+def _entry(where: str, raw: Any, today: dt.date) -> Entry:
     if not isinstance(raw, dict):
         raise ConfigError(where, f"{excerpt(str(raw))} is not a mapping", _EXAMPLE)
     unknown = sorted(set(map(str, raw)) - set(FIELDS))
@@ -92,13 +97,21 @@ def _entry(where: str, raw: Any) -> Entry:
             raise ConfigError(f"{where} {name}", "is missing or empty", f"give the {name} as text")
     if "expires" not in raw:
         raise ConfigError(f"{where} expires", "is missing", "give the date the quarantine ends, YYYY-MM-DD")
-    return Entry(
-        raw["test"].strip(), raw["owner"].strip(), raw["reason"].strip(), _date(where, raw["expires"])
-    )
+    expires = _date(where, raw["expires"])
+    if (expires - today).days > MAX_HORIZON_DAYS:
+        raise ConfigError(
+            f"{where} expires",
+            f"{expires.isoformat()} is more than {MAX_HORIZON_DAYS} days away",
+            f"give a date by {(today + dt.timedelta(days=MAX_HORIZON_DAYS)).isoformat()}, and renew it then "
+            "if the test still flaps",
+        )
+    return Entry(raw["test"].strip(), raw["owner"].strip(), raw["reason"].strip(), expires)
 
 
-def parse(path: Path, data: Any) -> Quarantine:
-    """A quarantine from the loaded YAML of `path` (a `quarantine:` list, or a bare list)."""
+def parse(path: Path, data: Any, today: dt.date | None = None) -> Quarantine:
+    """A quarantine from the loaded YAML of `path` (a `quarantine:` list, or a bare list); an entry
+    may end at most MAX_HORIZON_DAYS after `today` (default: the local date)."""
+    today = dt.date.today() if today is None else today
     if data is None:
         return Quarantine(path)
     if isinstance(data, dict):
@@ -112,12 +125,12 @@ def parse(path: Path, data: Any) -> Quarantine:
     for index, raw in enumerate(data, start=1):
         label = raw.get("test") if isinstance(raw, dict) else None
         where = f"{path}: entry {index}" + (f" ({label})" if isinstance(label, str) else "")
-        entries.append(_entry(where, raw))
+        entries.append(_entry(where, raw, today))
     return Quarantine(path, tuple(entries))
 
 
-def load(path: Path) -> Quarantine:
-    """The quarantine in `path`; an empty one when the file does not exist."""
+def load(path: Path, today: dt.date | None = None) -> Quarantine:
+    """The quarantine in `path`; an empty one when the file does not exist. (`today`: as `parse`.)"""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -134,11 +147,12 @@ def load(path: Path) -> Quarantine:
         where = f"{path}:{line}" if line else str(path)
         return ConfigError(where, problem, fix_for(problem, "fix the file at that line"))
 
-    return parse(path, load_yaml(text, fail))
+    return parse(path, load_yaml(text, fail), today)
 
 
 # What the docs and a user may import from here; the rest is this module's own.
 __all__ = [
+    "MAX_HORIZON_DAYS",
     "REASON_PREFIX",
     "Entry",
     "Quarantine",

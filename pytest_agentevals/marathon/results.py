@@ -210,6 +210,9 @@ class SeedResult:
         trace = data.get("trace")
         if trace is not None and path_problem(trace) is not None:
             raise ValueError(f"`trace` {trace!r} {path_problem(trace)}")
+        if trace is not None and not trace.endswith(".trace.jsonl"):
+            # A merge copies the file it names: a row naming `conftest.py` copied code into the output.
+            raise ValueError(f"`trace` {trace!r} is not a trace (a seed's trace is named *.trace.jsonl)")
         return cls(
             test=test,
             seed=seed,

@@ -164,9 +164,16 @@ class ReplayLayer:
         if dropped:
             items[:] = [item for item in items if item not in dropped]
             config.hook.pytest_deselected(items=dropped)
-        if config.args_source == pytest.Config.ArgsSource.ARGS:
-            return  # the user named what to run: cassettes under a named folder came through collect_file
         as_found = {item.path.absolute() for item in items if isinstance(item, CassetteItem)}
+        if config.args_source == pytest.Config.ArgsSource.ARGS:
+            # The user named what to run: cassettes under a named folder came through collect_file,
+            # but for a link that loops or points nowhere, which pytest's walk passes over without a
+            # word (it is no file to it): such a link is an item of its own, failing with its name.
+            named = [_named_path(config, arg) for arg in config.args]
+            for path in _cassettes_under(self.settings.cassettes_dir):
+                if path.absolute() not in as_found and _broken_link(path) and _below_one(path, named):
+                    items.extend(CassetteFile.from_parent(session, path=path, layer=self).collect())
+            return
         for path in _cassettes_under(self.settings.cassettes_dir):
             if path.absolute() in as_found:
                 continue
@@ -191,6 +198,21 @@ def _real(path: Path) -> Path:
         return path.resolve()
     except (OSError, RuntimeError):
         return path.absolute()
+
+
+def _named_path(config: pytest.Config, arg: str) -> Path:
+    """A path named on the command line (`cassettes`, `tests/test_x.py::test_y`), absolute."""
+    return _real(config.invocation_params.dir / arg.split("::", 1)[0])
+
+
+def _broken_link(path: Path) -> bool:
+    """Whether `path` is a link that loops or points nowhere."""
+    return path.is_symlink() and not path.exists()
+
+
+def _below_one(path: Path, folders: list[Path]) -> bool:
+    where = _real(path.parent) / path.name
+    return any(where == folder or where.is_relative_to(folder) for folder in folders)
 
 
 def _cassettes_under(folder: Path) -> list[Path]:

@@ -10,13 +10,13 @@ first) is one clear error, `TraceError`.
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import TraceError, TraceFormatError
 from ..trace.events import EVENT_TYPES, TRACE_VERSION, Event
+from ..trace.loaders import load_json
 from ..trace.reader import TraceReader
 
 _WHAT_A_TRACE_IS = (
@@ -77,8 +77,8 @@ class TraceSource:
         with self.path.open("rb") as handle:
             for raw in handle:
                 try:
-                    event = json.loads(raw)
-                except (UnicodeDecodeError, json.JSONDecodeError):
+                    event = load_json(raw, _unparsed)
+                except ValueError:  # also too deep, a huge number, not UTF-8
                     unreadable += 1
                     continue
                 if not isinstance(event, dict) or event.get("type") not in EVENT_TYPES:
@@ -98,11 +98,15 @@ class TraceSource:
         self.problems.insert(0, problem + "; upgrade pytest-agentevals to see it all")
 
 
+# A run_start line holds the run's contract: a few KB. Read no further than this looking for its end.
+MAX_FIRST_LINE_BYTES = 64 << 20
+
+
 def _first_line_version(path: Path) -> int:
     """The format version of a trace's run_start, or `TraceError` saying why the file is no trace."""
     try:
         with path.open("rb") as handle:
-            first = handle.readline()
+            first = handle.readline(MAX_FIRST_LINE_BYTES + 1)
     except FileNotFoundError:
         raise TraceError(f"{path}: no such file ({_WHAT_A_TRACE_IS})") from None
     except IsADirectoryError:
@@ -111,12 +115,19 @@ def _first_line_version(path: Path) -> int:
         raise TraceError(f"{path}: cannot be read: {exc.strerror}") from None
     if not first.strip():
         raise TraceError(f"{path}: not a trace: the file is empty ({_WHAT_A_TRACE_IS})")
-    try:
-        event = json.loads(first)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    if len(first) > MAX_FIRST_LINE_BYTES:
         raise TraceError(
-            f"{path}: not a trace: its first line is not a JSON object ({_WHAT_A_TRACE_IS})"
-        ) from None
+            f"{path}: not a trace: its first line is over {MAX_FIRST_LINE_BYTES >> 20} MiB, and a "
+            f"run_start event is a few KB ({_WHAT_A_TRACE_IS})"
+        )
+
+    def unreadable(line: int, problem: str) -> TraceError:
+        return TraceError(
+            f"{path}: not a trace: its first line is not a JSON object this reads: {problem} "
+            f"({_WHAT_A_TRACE_IS})"
+        )
+
+    event = load_json(first, unreadable)  # bounded: nested 100,000 deep or a 6,000-digit number
     if not isinstance(event, dict) or event.get("type") != "run_start":
         found = event.get("type") if isinstance(event, dict) else type(event).__name__
         raise TraceError(
@@ -129,6 +140,10 @@ def _first_line_version(path: Path) -> int:
             f"(this pytest-agentevals reads version {TRACE_VERSION} and shows newer ones as far as it can)"
         )
     return version
+
+
+def _unparsed(line: int, problem: str) -> ValueError:
+    return ValueError(problem)
 
 
 def _plain(problem: str, path: Path) -> str:

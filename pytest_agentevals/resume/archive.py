@@ -167,12 +167,18 @@ class Archive:
         check_entries(self.entries, self.where)
         found: dict[str, tarfile.TarInfo] = {}
         expected = iter(self.entries)
+        opened: Any = archive.fileobj  # the archive's file, opened by _open (typed as a protocol)
+        end = os.fstat(opened.fileno()).st_size
         try:
             for member in archive:
                 entry = next(expected, None)
                 if entry is None:
                     raise refused(self.where, member.name, f"is in {ARCHIVE} but not in its index")
                 self._check_member(member, entry)
+                if member.isfile() and member.offset_data + member.size > end:
+                    raise refused(
+                        self.where, member.name, f"claims {member.size} bytes, past the end of {ARCHIVE}"
+                    )
                 found[member.name] = member
         except tarfile.TarError as exc:
             raise CheckpointError(self.where, f"{ARCHIVE} is damaged ({exc})", REEXTRACT) from None
@@ -192,10 +198,12 @@ class Archive:
             raise refused(self.where, name, problem)
         kind = _KIND_OF.get(member.type)
         # A PAX sparse member (GNU.sparse.* headers) is a regular file by its type, but its map makes
-        # a small archive claim a large file; we never write one, so none is ours.
-        if kind is None or member.issparse():
+        # a small archive claim a large file; we never write one, so none is ours. Any such header
+        # counts, not only a whole map tarfile recognizes: `GNU.sparse.realsize` alone sets the size.
+        sparse = member.issparse() or any(key.startswith("GNU.sparse.") for key in member.pax_headers)
+        if kind is None or sparse:
             what = _REFUSED.get(member.type, f"of tar type {member.type!r}")
-            if member.issparse():
+            if sparse:
                 what = "a sparse file"
             raise refused(self.where, name, f"is {what}; a workspace holds files, folders and links only")
         high = member.mode & (stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX)

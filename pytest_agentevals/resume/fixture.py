@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import warnings
@@ -292,6 +293,7 @@ def _check_manifest(manifest: Any, where: str, folder_name: str) -> None:
     for key, kind in shapes:
         if not isinstance(manifest.get(key), kind) or isinstance(manifest.get(key), bool):
             raise CheckpointError(where, f"{MANIFEST}: {key!r} is missing or not a {_kind(kind)}", fix)
+    _check_shown(manifest, where, fix)
     files = manifest["files"]
     for name, recorded in files.items():
         if name not in KNOWN_FILES:
@@ -310,6 +312,50 @@ def _check_manifest(manifest: Any, where: str, folder_name: str) -> None:
     for name in REQUIRED_FILES:
         if name not in files:
             raise CheckpointError(where, f"{MANIFEST} does not list {name}", fix)
+
+
+# What `resume list` and `show` print of a manifest beyond the keys every reader needs: each checked
+# here, so a committed manifest with a wrong-typed value is one error, not a traceback in a command.
+_TEXTS = ("agent", "checkpoint", "created_at", "created_by")
+_LINEAGE_NUMBERS = (
+    *("seq", "line", "step", "t", "total_tokens", "cost_usd", "model_calls", "tool_calls"),
+    *("compactions", "restarts", "progress"),
+)
+
+
+def _check_shown(manifest: dict[str, Any], where: str, fix: str) -> None:
+    for key in _TEXTS:
+        if manifest.get(key) is not None and not isinstance(manifest[key], str):
+            raise CheckpointError(where, f"{MANIFEST}: {key!r} is not a string", fix)
+    seed = manifest.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise CheckpointError(where, f"{MANIFEST}: 'seed' is not a whole number", fix)
+    workspace = manifest.get("workspace")
+    if not isinstance(workspace, dict) or not all(_count(workspace.get(key)) for key in ("files", "bytes")):
+        raise CheckpointError(
+            where,
+            f"{MANIFEST}: 'workspace' is missing, or its files and bytes are not counts",
+            fix,
+        )
+    for index, entry in enumerate(manifest["history"]):
+        if not isinstance(entry, dict):
+            raise CheckpointError(where, f"{MANIFEST}: history[{index}] is not a JSON object", fix)
+    lineage = manifest["lineage"]
+    for key in _LINEAGE_NUMBERS:
+        value = lineage.get(key)
+        if value is None:
+            continue
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value < 0
+        ):
+            raise CheckpointError(where, f"{MANIFEST}: lineage.{key} is {value!r}, not a number >= 0", fix)
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _kind(kind: type | tuple[type, ...]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 TRACE_VERSION = 1
@@ -72,6 +73,17 @@ def type_problem(name: str, value: object) -> str | None:
     if isinstance(value, expected) and (bool in expected or not isinstance(value, bool)):
         return None
     return f"{name} must be {_JSON_NAMES[expected[0]]}, found {json_type(value)}"
+
+
+def cost_problem(value: object) -> str | None:
+    """What is wrong with a stored cost in dollars (absent or null is no cost), or None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"must be a number of dollars, found {json_type(value)}"
+    if not math.isfinite(value) or value < 0:
+        return f"is {value!r}: a cost is a finite number of dollars, at least 0"
+    return None
 
 
 def json_type(value: object) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import NewerTraceVersion, TraceFormatError
 from . import delta
-from .events import EVENT_TYPES, REQUIRED, TRACE_VERSION, Event, type_problem
+from .events import EVENT_TYPES, REQUIRED, TRACE_VERSION, Event, cost_problem, type_problem
 from .loaders import load_json
 from .paths import path_problem
 
@@ -157,6 +157,15 @@ class TraceReader:
                 raise TraceFormatError(self.path, number, f"{kind} event: {problem}")
         if kind == "model_call" and type_problem("seq", event["response"].get("status")) is not None:
             raise TraceFormatError(self.path, number, "model_call.response.status must be an integer")
+        # What every layer sums (a budget, a marathon's cost, the report): NaN would poison each sum,
+        # and a negative cost would refund a budget.
+        if kind in ("model_call", "run_end"):
+            where, cost = ("model_call.cost_usd", event.get("cost_usd"))
+            if kind == "run_end":
+                where, cost = ("run_end.totals.cost_usd", event["totals"].get("cost_usd"))
+            problem = cost_problem(cost)
+            if problem is not None:
+                raise TraceFormatError(self.path, number, f"{where} {problem}")
 
     def _resolve_state(self, event: Event, number: int, previous: _Previous) -> None:
         if "state_delta" not in event:

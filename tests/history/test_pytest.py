@@ -3,6 +3,7 @@ quarantine, budgets and the exit code, a broken history file."""
 
 from __future__ import annotations
 
+import datetime as dt
 import textwrap
 from pathlib import Path
 
@@ -16,6 +17,9 @@ from pytest_agentevals.history.sqlite import SQLiteStore
 from pytest_agentevals.history.verdicts import FLAKY, verdicts
 
 from ..conftest import empty_cassette
+
+# A quarantine's end within its horizon (a year), whenever the suite runs.
+SOON = (dt.date.today() + dt.timedelta(days=30)).isoformat()
 
 # A stand-in for pytest-rerunfailures (not installed here): the same protocol, so the same reports. A
 # failed attempt is logged with outcome "rerun" and the test runs again, up to RERUNS times.
@@ -281,7 +285,7 @@ def test_a_quarantined_test_runs_and_is_recorded_but_does_not_fail(pytester: pyt
                 owner: bob@example.com
                 reason: fixed, entry left behind
                 expires: 2001-01-01
-            """
+            """.replace("2999-12-31", SOON)
         },
     )
     pytester.makepyfile(
@@ -302,11 +306,11 @@ def test_a_quarantined_test_runs_and_is_recorded_but_does_not_fail(pytester: pyt
     result.stdout.fnmatch_lines(
         [
             "not enough data yet: resume 1 verdict; *",  # the quarantined test is left out of the numbers
-            "quarantined: test_agent.py::test_dns (owner alice@example.com, expires 2999-12-31: *",
+            f"quarantined: test_agent.py::test_dns (owner alice@example.com, expires {SOON}: *",
             "quarantine EXPIRED: test_agent.py::test_renewed_late (owner bob@example.com*",
             "BREACH quarantine expired: test_agent.py::test_renewed_late*",
             "XFAIL test_agent.py::test_dns - agentevals quarantine: sandbox DNS flaps (INFRA-123) "
-            "(owner alice@example.com, until 2999-12-31)",
+            f"(owner alice@example.com, until {SOON})",
         ]
     )
     assert result.ret == pytest.ExitCode.OK  # warn mode

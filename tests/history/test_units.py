@@ -170,7 +170,7 @@ def test_quarantine_file_is_read_and_matched(tmp_path: Path) -> None:
         "    reason: old\n"
         "    expires: '2020-01-01'\n"
     )
-    q = quarantine.load(path)
+    q = quarantine.load(path, today=dt.date(2029, 12, 1))  # 2030-01-31 is within a year of it
     today = dt.date(2025, 6, 1)
     assert q.protects("tests/test_a.py::test_net", today) is not None
     assert q.protects("tests/test_a.py::test_net[seed=3]", today) is not None  # every parametrization
@@ -367,3 +367,14 @@ def test_variant_is_canonical_json_of_what_the_properties_say() -> None:
     )
     assert (layer, variant) == ("marathon", '{"model":"m","seed":3}')
     assert from_properties([]) == (None, "")
+
+
+@pytest.mark.parametrize("expires", ["9999-12-31", "2027-12-03"])
+def test_a_quarantine_that_ends_beyond_the_horizon_is_refused(tmp_path: Path, expires: str) -> None:
+    path = tmp_path / "q.yaml"
+    path.write_text(f"quarantine: [{{test: a, owner: b, reason: c, expires: {expires}}}]\n")
+    today = dt.date(2026, 12, 1)
+    with pytest.raises(ConfigError, match=rf"entry 1 \(a\) expires: {expires} is more than 366 days away"):
+        quarantine.load(path, today=today)
+    path.write_text("quarantine: [{test: a, owner: b, reason: c, expires: 2027-12-02}]\n")  # a year and a day
+    assert quarantine.load(path, today=today).entries[0].expires == dt.date(2027, 12, 2)

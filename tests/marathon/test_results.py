@@ -193,3 +193,15 @@ def test_a_deep_or_huge_line_names_the_file_and_line(tmp_path: Path, line: str, 
     path.write_text(line_of(result(0)) + "\n" + line + "\n")
     with pytest.raises(MarathonError, match=rf"results\.jsonl:2: {said}"):
         read_results(path)
+
+
+@pytest.mark.parametrize("named", ["conftest.py", "tests/conftest.py", "seed-0.trace.jsonl.py"])
+def test_merge_refuses_a_row_whose_trace_names_a_file_that_is_no_trace(tmp_path: Path, named: str) -> None:
+    folder = tmp_path / "in" / "job" / ".agentevals" / "marathons"
+    (folder / "tests").mkdir(parents=True)
+    for code in ("conftest.py", "tests/conftest.py", "seed-0.trace.jsonl.py"):
+        (folder / code).write_text("def pytest_configure(config):\n    raise SystemExit('ran')\n")
+    write_results(folder / "results.jsonl", [result(0).__class__(**{**result(0).__dict__, "trace": named})])
+    with pytest.raises(MarathonError, match=r"results\.jsonl:1.*is not a trace"):
+        merge([tmp_path / "in"], tmp_path / "out")
+    assert not (tmp_path / "out").exists() or list((tmp_path / "out").rglob("*.py")) == []

@@ -432,3 +432,22 @@ def test_the_fixture_has_a_public_type_and_the_errors_users_meet_are_exported(
         """
     )
     project.runpytest().assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize("how", ["the folder named", "no paths named"])
+def test_a_cassette_link_that_loops_or_dangles_is_reported_not_skipped(
+    project: pytest.Pytester, how: str
+) -> None:
+    # pytest's own walk passes over a link that is no file (it loops or points nowhere): without an
+    # item of its own, `pytest cassettes` said "no tests ran" and the cassettes were never replayed.
+    project.makeconftest(RUNNER)
+    (project.path / "cassettes" / "fix.trace.jsonl").unlink()
+    (project.path / "cassettes" / "gone.trace.jsonl").symlink_to("nowhere.trace.jsonl")
+    (project.path / "cassettes" / "loop-a.trace.jsonl").symlink_to("loop-b.trace.jsonl")
+    (project.path / "cassettes" / "loop-b.trace.jsonl").symlink_to("loop-a.trace.jsonl")
+    project.makeini("[pytest]\n")
+    result = project.runpytest(*(["cassettes"] if how == "the folder named" else []))
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines(
+        ["*gone.trace.jsonl*is a symbolic link that loops or points nowhere*"], consecutive=False
+    )

@@ -40,3 +40,22 @@ def test_a_pytest_session_report_makes_no_folder_through_a_linked_parent(
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["agentevals report: not written: */.agentevals: is a symbolic link (to *"])
     assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("first", "said"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested deeper than 128 levels"),
+        ('{"type": "run_start", "v": 1, "n": ' + "1" * 6000 + "}", "a number of thousands of digits"),
+        ('{"type": "run_start", "v": 1, "pad": "' + "a" * (65 << 20) + '"}', "over 64 MiB"),
+    ],
+    ids=["deep", "huge number", "huge line"],
+)
+def test_a_deep_or_huge_first_line_is_one_clear_error(tmp_path: Path, first: str, said: str) -> None:
+    (tmp_path / "x.trace.jsonl").write_text(first + "\n")
+    done = run_agentevals("report", "x.trace.jsonl", "-o", "x.html", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("agentevals report: error: x.trace.jsonl: not a trace:"), done.stderr
+    assert said in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "x.html").exists()

@@ -189,3 +189,24 @@ def test_non_json_values_are_kept_readable(tmp_path: Path) -> None:
         ],
     )
     assert read_trace(path)[1]["data"] == {"path": "/x", "raw": "bytes", "set": [1]}
+
+
+@pytest.mark.parametrize("cost", ["NaN", "Infinity", "-Infinity", "-0.5", '"0.1"', "true"])
+@pytest.mark.parametrize("where", ["model_call", "run_end"])
+def test_a_cost_that_is_no_amount_of_dollars_is_refused_naming_the_line(
+    tmp_path: Path, cost: str, where: str
+) -> None:
+    start = '{"type": "run_start", "v": 1, "run_id": "r", "agent": "a", "started_at": "", "contract": {}}'
+    call_cost = cost if where == "model_call" else "0.001"
+    end_cost = cost if where == "run_end" else "0.001"
+    call = (
+        '{"type": "model_call", "seq": 1, "t": 0, "step": 0, "provider": "anthropic", "request": {}, '
+        f'"response": {{"status": 200}}, "cost_usd": {call_cost}}}'
+    )
+    end = f'{{"type": "run_end", "seq": 2, "t": 1, "status": "ok", "totals": {{"cost_usd": {end_cost}}}}}'
+    path = tmp_path / "t.trace.jsonl"
+    path.write_text("\n".join([start, call, end]) + "\n")
+    line = 2 if where == "model_call" else 3
+    with pytest.raises(TraceFormatError, match=rf"t\.trace\.jsonl:{line}.*cost_usd (is|must be)") as raised:
+        read_trace(path)
+    assert "dollars" in str(raised.value)
