@@ -110,6 +110,7 @@ class ResumeRun:
         self.drifts: list[Drift] = []
         self.recorder: Recorder | None = None
         self.replayer: Replayer | None = None
+        self._fold_lines: list[str] = []  # a replayed leg's folds, for its section
         self.result: Any = None
         self._phase: Phase | None = None
         self._events: list[Event] | None = None
@@ -206,12 +207,16 @@ class ResumeRun:
         self.recorder.start()
         if self.mode == "replayed":
             try:
+                settings = self._settings
                 self.replayer = Replayer(
                     self.fixture.continuation(),
                     mode="sequential",
                     packages=self._packages,
                     check_contract=False,
                     before_serve=self._guarded,
+                    # the same folds as a replay: a replayed leg compares requests as a replay does
+                    normalize=settings.replay_normalize if settings is not None else (),
+                    profile=settings.replay_profile if settings is not None else "auto",
                 )
                 self.replayer.start()
             except BaseException:
@@ -280,6 +285,8 @@ class ResumeRun:
         self._finished = True
         raised: BaseException | None = None
         replayer, self.replayer = self.replayer, None
+        if replayer is not None:
+            self._fold_lines = replayer.report.fold_lines()
         if replayer is not None and replayer.running:
             try:
                 replayer.stop(error)
@@ -338,6 +345,7 @@ class ResumeRun:
         ]
         if self.drifts:
             lines.append("contract drift:\n" + table(self.drifts))
+        lines.extend(self._fold_lines)
         lines.append(self.phase.summary() if self.ran else f"the leg did not run; trace {self.trace}")
         return safe("\n".join(lines))  # names and contract values come from a fixture
 
