@@ -110,7 +110,7 @@ class ResumeRun:
         self.drifts: list[Drift] = []
         self.recorder: Recorder | None = None
         self.replayer: Replayer | None = None
-        self._fold_lines: list[str] = []  # a replayed leg's folds, for its section
+        self._replay_lines: list[str] = []  # a replayed leg's replay summary and folds, for its section
         self.result: Any = None
         self._phase: Phase | None = None
         self._events: list[Event] | None = None
@@ -285,13 +285,13 @@ class ResumeRun:
         self._finished = True
         raised: BaseException | None = None
         replayer, self.replayer = self.replayer, None
-        if replayer is not None:
-            self._fold_lines = replayer.report.fold_lines()
         if replayer is not None and replayer.running:
             try:
                 replayer.stop(error)
             except AgentEvalsError as failure:
                 raised = failure
+        if replayer is not None:  # what the replay served, where it differed, what it folded
+            self._replay_lines = [replayer.report.summary(), *replayer.report.fold_lines()]
         recorder = self.recorder
         if recorder is None:
             return
@@ -345,7 +345,7 @@ class ResumeRun:
         ]
         if self.drifts:
             lines.append("contract drift:\n" + table(self.drifts))
-        lines.extend(self._fold_lines)
+        lines.extend(self._replay_lines)
         lines.append(self.phase.summary() if self.ran else f"the leg did not run; trace {self.trace}")
         return safe("\n".join(lines))  # names and contract values come from a fixture
 
