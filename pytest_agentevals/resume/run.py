@@ -47,6 +47,8 @@ from ..replay import Replayer
 from ..settings import Settings
 from ..settings.budgets import Budget
 from ..trace.events import Event
+from ..trace.messages import conversation_at
+from ..trace.openai_chat import to_openai
 from ..trace.reader import TornTraceWarning, TraceReader
 from .contract_guard import ContractGuard
 from .fixture import Fixture
@@ -160,6 +162,15 @@ class ResumeRun:
     def progress(self) -> float:
         """The verified progress the source run had made at the checkpoint."""
         return self.fixture.progress
+
+    def conversation(self) -> tuple[Any, list[dict[str, Any]]]:
+        """`(system, messages)` at the checkpoint, in the Anthropic shape (as `ResumePoint.conversation`)."""
+        return conversation_at(self.events)
+
+    def openai_messages(self) -> list[dict[str, Any]]:
+        """The conversation at the checkpoint in the OpenAI / litellm chat shape (`trace.to_openai`)."""
+        system, messages = self.conversation()
+        return to_openai(messages, system)
 
     # -- boot -------------------------------------------------------------------------------------
 
