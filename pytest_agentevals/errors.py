@@ -22,6 +22,7 @@ __all__ = [
     "LedgerError",
     "LinkRefused",
     "MarathonError",
+    "MessageFormatError",
     "NewerTraceVersion",
     "RecordingError",
     "ReplayDivergence",
@@ -64,6 +65,11 @@ class ConfigError(AgentEvalsError):
 
 class TraceError(AgentEvalsError):
     """A trace file that cannot be used."""
+
+
+class MessageFormatError(AgentEvalsError, ValueError):
+    """A chat message with no form in the other shape (OpenAI <-> Anthropic, `trace/openai_chat.py`):
+    the text names the message and what to do."""
 
 
 class TraceFormatError(TraceError):

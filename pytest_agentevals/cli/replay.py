@@ -1,7 +1,7 @@
 """`agentevals replay TRACE [--mode strict|sequential] script.py [args]` (or `-m module [args]`, or
 `-- COMMAND [args]`): run a program with a recorded run's model and tool responses, offline — the
 counterpart of `record`. A command runs as a subprocess pointed at the model endpoint, with a
-placeholder key.
+placeholder key; a Python program's own subprocesses are pointed at one too, as `record` points them.
 
 The replay is `replay/program.py`'s, through the engine's `ReplayRun` as in pytest; the program's
 words are taken as python takes them (see `cli/program.py`).
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..endpoint.command import run_command
+from ..endpoint.command import children_pointed, run_command
 from ..replay import MODES
 from ..replay.program import replay_program
 from ..settings.argv import Command
@@ -59,6 +59,9 @@ def main(args: argparse.Namespace) -> int:
         output=Path(args.output) if args.output else None,
         check_contract=not args.no_contract_check,
         runner=(lambda: run_command(argv)) if argv is not None else None,
+        # A Python program's subprocesses (a harness spawning `claude`) are answered from the replay
+        # through an endpoint, as `record` records them: none goes around it to a live API.
+        around=children_pointed if argv is None else None,
     )
     if done.text():
         print(done.text(), file=sys.stderr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from ..trace.events import NO_MODEL_CALLS
 from ..trace.render import cache_write_split, summary_text
 from ..trace.summary import TraceSummary
 from ..trace.terminal import safe
@@ -20,6 +21,16 @@ def shown(summary: TraceSummary, metrics: RunMetrics, format: str) -> str:
 
 def text(m: RunMetrics) -> str:
     """The metrics block (docs/metrics.md): a few lines under the summary."""
+    if m.status == NO_MODEL_CALLS or (m.model_calls == 0 and m.complete):
+        # No model call: the agent decided nothing, so no verdict, AUC or rate says anything of it
+        # (its verifications checked what was there before it, not what it did).
+        return "\n".join(
+            [
+                "metrics    no verdict: the run called no model, so nothing the agent did was checked",
+                f"incidents  guards {', '.join(f'{a} {c}' for a, c in m.guard_events.items()) or 'none'} · "
+                f"other model errors {m.model_errors}",
+            ]
+        )
     if m.verified_pass:
         verdict = f"verified pass at step {m.verified_at_step}"
     elif m.unverified:

@@ -4,8 +4,10 @@ and, when asked, its replayed run is recorded into a trace of its own."""
 
 from __future__ import annotations
 
+import contextlib
 import traceback
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +63,7 @@ def replay_program(
     output: Path | None = None,
     check_contract: bool = True,
     runner: Callable[[], int] | None = None,
+    around: Callable[[], AbstractContextManager[object]] | None = None,
 ) -> ProgramReplay:
     """Run `program` against the recorded run `trace` (from the checkpoint at or before `from_step`
     when given): a Python program in this process, another one by `runner` (a command, through the
@@ -93,7 +96,8 @@ def replay_program(
                     code = runner()
                 else:
                     assert isinstance(program, Program)
-                    code = programs.run(program)
+                    with around() if around is not None else contextlib.nullcontext():
+                        code = programs.run(program)
             except BaseException as exc:
                 session.finish(exc)
                 raise

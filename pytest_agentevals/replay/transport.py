@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..recording import active
+
 
 class ReplayCassette:
     """What vcrpy's patches talk to during a replay.
@@ -35,6 +37,12 @@ class ReplayCassette:
         return not self._allow_live
 
     def can_play_response_for(self, request: Any) -> bool:
+        if active.through_endpoint(str(getattr(request, "uri", ""))):
+            # A request to this process's own model endpoint (an in-process client of `agentevals
+            # replay agent.py`, whose environment points its children there) is answered there, from
+            # this same replay: passed through, not matched twice.
+            request._agentevals_endpoint = True
+            return False
         response = self._decide(request)
         request._agentevals_response = response
         return response is not None
@@ -43,7 +51,10 @@ class ReplayCassette:
         return request._agentevals_response
 
     def append(self, request: Any, response: dict[str, Any]) -> None:
-        self._live(request, response)
+        if not getattr(request, "_agentevals_endpoint", False):
+            self._live(request, response)
 
     def filter_request(self, request: Any) -> Any:
-        return request
+        # None lets a request to the endpoint out although the cassette is write-protected (vcrpy
+        # refuses only a request its filter keeps).
+        return None if getattr(request, "_agentevals_endpoint", False) else request

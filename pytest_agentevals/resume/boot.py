@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..trace.messages import conversation_at
+from ..trace.openai_chat import to_openai
 from .restore import restore
 from .source import lineage_of as _lineage_of
 from .source import read_checkpoint, snapshot_entries
@@ -48,6 +50,17 @@ class ResumePoint:
     step: int
     lineage: dict[str, Any]
     events: list[dict[str, Any]] = field(repr=False)
+
+    def conversation(self) -> tuple[Any, list[dict[str, Any]]]:
+        """`(system, messages)` of the conversation at the checkpoint, in the Anthropic shape: the last
+        model request before it and that request's answer; `(None, [])` when no model call came first."""
+        return conversation_at(self.events)
+
+    def openai_messages(self) -> list[dict[str, Any]]:
+        """The conversation at the checkpoint (`conversation()`) in the OpenAI / litellm chat shape,
+        for a harness that keeps its history so (`pytest_agentevals.trace.to_openai`)."""
+        system, messages = self.conversation()
+        return to_openai(messages, system)
 
     @property
     def progress(self) -> float:

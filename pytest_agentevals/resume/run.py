@@ -47,6 +47,8 @@ from ..replay import Replayer
 from ..settings import Settings
 from ..settings.budgets import Budget
 from ..trace.events import Event
+from ..trace.messages import conversation_at
+from ..trace.openai_chat import to_openai
 from ..trace.reader import TornTraceWarning, TraceReader
 from .contract_guard import ContractGuard
 from .fixture import Fixture
@@ -110,6 +112,7 @@ class ResumeRun:
         self.drifts: list[Drift] = []
         self.recorder: Recorder | None = None
         self.replayer: Replayer | None = None
+        self._replay_lines: list[str] = []  # a replayed leg's replay summary and folds, for its section
         self.result: Any = None
         self._phase: Phase | None = None
         self._events: list[Event] | None = None
@@ -160,6 +163,15 @@ class ResumeRun:
         """The verified progress the source run had made at the checkpoint."""
         return self.fixture.progress
 
+    def conversation(self) -> tuple[Any, list[dict[str, Any]]]:
+        """`(system, messages)` at the checkpoint, in the Anthropic shape (as `ResumePoint.conversation`)."""
+        return conversation_at(self.events)
+
+    def openai_messages(self) -> list[dict[str, Any]]:
+        """The conversation at the checkpoint in the OpenAI / litellm chat shape (`trace.to_openai`)."""
+        system, messages = self.conversation()
+        return to_openai(messages, system)
+
     # -- boot -------------------------------------------------------------------------------------
 
     def start(self) -> ResumeRun:
@@ -206,12 +218,16 @@ class ResumeRun:
         self.recorder.start()
         if self.mode == "replayed":
             try:
+                settings = self._settings
                 self.replayer = Replayer(
                     self.fixture.continuation(),
                     mode="sequential",
                     packages=self._packages,
                     check_contract=False,
                     before_serve=self._guarded,
+                    # the same folds as a replay: a replayed leg compares requests as a replay does
+                    normalize=settings.replay_normalize if settings is not None else (),
+                    profile=settings.replay_profile if settings is not None else "auto",
                 )
                 self.replayer.start()
             except BaseException:
@@ -285,6 +301,8 @@ class ResumeRun:
                 replayer.stop(error)
             except AgentEvalsError as failure:
                 raised = failure
+        if replayer is not None:  # what the replay served, where it differed, what it folded
+            self._replay_lines = [replayer.report.summary(), *replayer.report.fold_lines()]
         recorder = self.recorder
         if recorder is None:
             return
@@ -338,6 +356,7 @@ class ResumeRun:
         ]
         if self.drifts:
             lines.append("contract drift:\n" + table(self.drifts))
+        lines.extend(self._replay_lines)
         lines.append(self.phase.summary() if self.ran else f"the leg did not run; trace {self.trace}")
         return safe("\n".join(lines))  # names and contract values come from a fixture
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
+from .stock import is_stock_reference, lookup
 
 RULE_FORM = 'NAME@WHERE=PATTERN, e.g. "build-id@/system/*/text=build [0-9a-f]{7}"'
 RULE_KEYS = ("name", "where", "pattern", "everywhere", "why")
@@ -132,9 +133,17 @@ def rules(where: str, raw: Any) -> tuple[Rule, ...]:
         raise ConfigError(
             where, f"{raw!r} is not a list of rules", "write [[tool.agentevals.replay_normalize]] tables"
         )
-    parsed = tuple(Rule.parse(f"{where}[{i}]", entry) for i, entry in enumerate(raw))
+    parsed: list[Rule] = []
+    for i, entry in enumerate(raw):
+        if is_stock_reference(entry):
+            name, version, folds = lookup(f"{where}[{i}]", entry, f"write {RULE_FORM}")
+            for suffix, pattern, why in folds:
+                rule = f"{name}.{suffix}" if suffix else name
+                parsed.append(Rule(rule, ("",), pattern, why=why, source=f"stock rule {name} v{version}"))
+        else:
+            parsed.append(Rule.parse(f"{where}[{i}]", entry))
     names = [rule.name for rule in parsed]
     for name in names:
         if names.count(name) > 1:
             raise ConfigError(where, f"two rules are named {name!r}", "give each rule its own name")
-    return parsed
+    return tuple(parsed)

@@ -331,7 +331,8 @@ OPTIONS: tuple[Option, ...] = (
         "volatile request content a replay folds before comparing requests: rules of name, where (JSON "
         "pointers, '*' for any key or index, or field names) and pattern (a regular expression; its "
         "first group is folded), as [[tool.agentevals.replay_normalize]] tables or, on the command "
-        f"line, one rule as {RULE_FORM}; every fold is listed in the replay report",
+        f"line, one rule as {RULE_FORM}; or a stock rule by name (pytest-timing, uname, tmp-paths, pids, "
+        "dates; NAME:VERSION pins one); every fold is listed in the replay report",
         metavar="NAME@WHERE=PATTERN",
     ),
     Option(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..trace.openai_chat import to_openai
 from .decision import Decision
 from .expectation import Expectation, Outcome
 from .judge import Judge
@@ -44,6 +45,14 @@ class StepCase:
         request = self.request or {}
         messages = request.get("messages")
         return list(messages) if isinstance(messages, list) else []
+
+    @property
+    def openai_messages(self) -> list[dict[str, Any]]:
+        """The frozen conversation in the OpenAI / litellm chat shape: the system prompt first, tool
+        calls as `tool_calls`, tool results as `tool` messages (`pytest_agentevals.trace.to_openai`;
+        `from_openai` converts a harness's history back). [] for a harness decision."""
+        request = self.request or {}
+        return to_openai(self.messages, request.get("system")) if request else []
 
     @property
     def state(self) -> dict[str, Any] | None:

@@ -11,6 +11,7 @@ engine's (`replay/`); this file only decides per case.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -19,8 +20,16 @@ from ..errors import StaleGolden, loud
 from ..guards.prices import PriceTable
 from ..recording import exchange
 from ..recording.recorder import current_recorder
-from ..replay import Interaction, RequestIndex, answers_at_sdk, incoming_request, what_changed
-from ..settings import RECORD_MODES
+from ..replay import (
+    Folds,
+    Interaction,
+    Normalizer,
+    RequestIndex,
+    answers_at_sdk,
+    incoming_request,
+    what_changed,
+)
+from ..settings import RECORD_MODES, Rule
 from ..trace.canonical import scrubbed_canonical
 from ..trace.scrub import Scrubber
 from .store import Exchange
@@ -37,7 +46,12 @@ class StepCassette:
     write_protected = False
 
     def __init__(
-        self, label: str, recorded: Sequence[Exchange], mode: str = "none", prices: PriceTable | None = None
+        self,
+        label: str,
+        recorded: Sequence[Exchange],
+        mode: str = "none",
+        prices: PriceTable | None = None,
+        normalize: Sequence[Rule] = (),
     ) -> None:
         if mode not in RECORD_MODES:
             raise ValueError(f"record mode {mode!r}: use one of {', '.join(RECORD_MODES)}")
@@ -45,8 +59,16 @@ class StepCassette:
         self.mode = mode
         self.recorded = list(recorded) if mode != "all" else []
         self._prices = prices or PriceTable()
-        self._of = {id(item.interaction): item for item in self.recorded}
-        self._index = RequestIndex(item.interaction for item in self.recorded)
+        # `replay_normalize`'s rules fold the recorded requests and each live one alike, as a replay
+        # does; `folds` counts them for the case's report.
+        self.normalizer = Normalizer(normalize, "[tool.agentevals] replay_normalize") if normalize else None
+        self.folds = Folds(self.normalizer) if self.normalizer is not None else None
+        self._recorded_folds: dict[int, Any] = {}
+        interactions = [self._folded(item.interaction) for item in self.recorded]
+        self._of = {
+            id(interaction): item for interaction, item in zip(interactions, self.recorded, strict=True)
+        }
+        self._index = RequestIndex(interactions)
         self.used: list[Exchange] = []  # what this run was answered with, recorded or new, in order
         self.new: list[Exchange] = []
         self.stale: StaleGolden | None = None
@@ -60,17 +82,37 @@ class StepCassette:
 
     # -- what vcrpy asks -------------------------------------------------------------------------
 
+    def _folded(self, interaction: Interaction) -> Interaction:
+        if self.normalizer is None:
+            return interaction
+        canonical = interaction.canonical
+        body, folded = self.normalizer.fold(canonical.get("body"))
+        copy = dataclasses.replace(
+            interaction, _canonical={**canonical, "body": body}, _fingerprint=None, _served=None
+        )
+        self._recorded_folds[id(copy)] = folded
+        return copy
+
+    def _fold(self, canonical: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+        if self.normalizer is None:
+            return canonical, []
+        body, folded = self.normalizer.fold(canonical.get("body"))
+        return {**canonical, "body": body}, folded
+
     def can_play_response_for(self, request: Any) -> bool:
         fields, canonical = incoming_request(request)
         self._calls += 1
         expected = self._index.next_unused()
+        canonical, folded = self._fold(canonical)
         found = self._index.take(canonical)
         if found is None:
             # The decisions file holds requests as scrubbed: a live one carrying a secret (a key in a
             # URL, a system prompt) matches once scrubbed alike, and a staleness diff shows no secret.
-            canonical = self._scrubbed(fields)
+            canonical, folded = self._fold(self._scrubbed(fields))
             found = self._index.take(canonical)
         if found is not None:
+            if self.folds is not None:
+                self.folds.add(folded, self._recorded_folds.get(id(found), []))
             self.used.append(self._of[id(found)])
             request._agentevals_response = found.served_response()
             return True

@@ -204,7 +204,10 @@ class StepItem(pytest.Function):
             goldens.prices,
             self.nodeid,
             self.config.stash[LAYER_KEY].settings.replay_via,
+            self.config.stash[LAYER_KEY].settings.replay_normalize,
         )
+        if run.cassette.folds is not None:
+            self.add_report_section("call", "agentevals step folds", "\n".join(run.cassette.folds.lines()))
         if run.cassette.new:
             payload["recorded"] = [exchange.as_data() for exchange in run.cassette.used]
         if run.outcome.verdict is not None:

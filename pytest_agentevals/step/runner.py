@@ -11,6 +11,7 @@ from typing import Any
 from ..guards.prices import PriceTable
 from ..recording.patching import patched
 from ..replay import serving_at_sdk
+from ..settings import Rule
 from .case import StepCase
 from .cassette import StepCassette
 from .decision import Decision
@@ -38,14 +39,15 @@ def run_case(
     prices: PriceTable | None = None,
     label: str | None = None,
     via: str = "sdk",
+    normalize: Sequence[Rule] = (),
 ) -> CaseRun:
     """Decide and check one case. Raises StaleGolden when a request changed and recording is off.
 
     With `via="sdk"` (as `replay_via`), the SDK's Messages requests are answered at its request
     method when they provably are the recorded ones (`replay/sdk.py`); everything else, and every
     request with `via="http"`, goes through vcrpy's patching to the cassette, which answers, records
-    or refuses it."""
-    cassette = StepCassette(label or case.label, recorded, mode, prices)
+    or refuses it. `normalize` are `replay_normalize`'s rules: volatile text folded as a replay folds it."""
+    cassette = StepCassette(label or case.label, recorded, mode, prices, normalize)
     at_sdk = serving_at_sdk(cassette.serve) if via == "sdk" else contextlib.nullcontext()
     with patched(cassette, cassette.label), at_sdk:
         try:

@@ -6,9 +6,19 @@ from .._lazy import attach
 
 if TYPE_CHECKING:
     from .events import EVENT_TYPES, TRACE_VERSION, Event
+    from .openai_chat import from_openai, to_openai
     from .reader import TraceReader, read_trace
     from .writer import TraceWriter
 
-__all__ = ["EVENT_TYPES", "TRACE_VERSION", "Event", "TraceReader", "TraceWriter", "read_trace"]
+__all__ = [
+    "EVENT_TYPES",
+    "TRACE_VERSION",
+    "Event",
+    "TraceReader",
+    "TraceWriter",
+    "from_openai",
+    "read_trace",
+    "to_openai",
+]
 
 __getattr__, __dir__ = attach(__name__, __file__)

@@ -7,8 +7,27 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+
+def conversation_at(events: Sequence[Mapping[str, Any]]) -> tuple[Any, list[dict[str, Any]]]:
+    """`(system, messages)` of the conversation the events end on: the last model request's system
+    prompt and messages, then its answer as an assistant message. `(None, [])` with no model call."""
+    for event in reversed(events):
+        if event.get("type") != "model_call":
+            continue
+        request = event.get("request")
+        body = request.get("body") if isinstance(request, Mapping) else None
+        if not isinstance(body, Mapping) or not isinstance(body.get("messages"), list):
+            continue
+        response = event.get("response")
+        answer = response_message(response) if isinstance(response, Mapping) else None
+        messages = list(body["messages"])
+        if answer is not None:
+            messages.append({"role": "assistant", "content": answer.get("content") or []})
+        return body.get("system"), messages
+    return None, []
 
 
 def response_message(stored_body: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -24,7 +24,8 @@ def summary_text(s: TraceSummary) -> str:
         f"cache read {tokens['cache_read_input_tokens']:,}",
         f"cost       ${s.cost_usd:.4f}",
         f"harness    {s.checkpoints} checkpoints · {s.compactions} compactions · {s.notes} notes",
-        f"verified   {s.verifications_passed}/{verifications} passed{progress}",
+        f"verified   {s.verifications_passed}/{verifications} passed{progress}"
+        + (" (of no model call: not the agent's work)" if s.model_calls == 0 and verifications else ""),
     ]
     if s.problems:
         lines.append("problems")

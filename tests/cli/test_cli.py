@@ -61,9 +61,11 @@ def test_record_a_script_then_show_it(project: Path) -> None:
     result = agentevals(
         "record", "-o", "run.trace.jsonl", "--seed", "4", "agent.py", "x", "--flag", cwd=project
     )
-    assert result.returncode == 0, result.stderr
+    # The agent calls no model: a recorded program that checked nothing is never `ok`, nor exit 0.
+    assert result.returncode == 4, result.stderr
     assert "args ['x', '--flag']" in result.stdout
-    # The agent calls no model: a recorded program that checked nothing is never `ok`.
+    assert "agentevals record: the run called no model (" in result.stderr
+    assert "exit 4, as nothing was checked" in result.stderr
     assert (
         "wrote run.trace.jsonl (0 steps, ended no_model_calls, $0.0000); `agentevals show run.trace.jsonl`"
         in result.stderr
@@ -90,8 +92,14 @@ def test_record_a_script_then_show_it(project: Path) -> None:
     assert "ended      no_model_calls — the run made no model call that was recorded" in shown.stdout
     assert "tools      2 calls (1 errors): shout 2" in shown.stdout
     assert "harness    1 checkpoints · 1 compactions · 0 notes" in shown.stdout
-    assert "verified   1/1 passed, progress 50%" in shown.stdout
+    assert "verified   1/1 passed, progress 50% (of no model call: not the agent's work)" in shown.stdout
     assert "problems\n  - no model call was recorded: the run checked nothing" in shown.stdout
+    # No verdict, AUC or loop rate beside that problem: over 0 steps they say nothing.
+    assert (
+        "metrics    no verdict: the run called no model, so nothing the agent did was checked" in shown.stdout
+    )
+    assert "AUC" not in shown.stdout
+    assert "verified pass" not in shown.stdout
     as_json = json.loads(agentevals("show", "--json", "run.trace.jsonl", cwd=project).stdout)
     assert as_json["tool_errors"] == 1
     assert as_json["status"] == "no_model_calls"

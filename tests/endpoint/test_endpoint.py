@@ -187,7 +187,7 @@ def test_a_recording_that_saw_no_model_call_is_not_ok(tmp_path: Path) -> None:
     done = run_agentevals(
         "record", "-o", out, "--", sys.executable, "-c", "print('no model here')", cwd=tmp_path
     )
-    assert done.returncode == 0
+    assert done.returncode == 4  # the command exited 0, having checked nothing
     assert "ended no_model_calls" in done.stderr
     end = read_trace(out)[-1]
     assert end["status"] == "no_model_calls"
@@ -195,6 +195,19 @@ def test_a_recording_that_saw_no_model_call_is_not_ok(tmp_path: Path) -> None:
     shown = run_agentevals("show", out, cwd=tmp_path)
     assert "no_model_calls" in shown.stdout
     assert "not pointed at the endpoint" in shown.stdout
+    assert "AUC" not in shown.stdout
+    # A command that fails keeps its own exit code.
+    failing = run_agentevals(
+        "record",
+        "-o",
+        tmp_path / "f.trace.jsonl",
+        "--",
+        sys.executable,
+        "-c",
+        "raise SystemExit(5)",
+        cwd=tmp_path,
+    )
+    assert failing.returncode == 5
 
 
 # -- bad upstreams, bad requests ------------------------------------------------------------------

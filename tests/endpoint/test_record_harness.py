@@ -66,3 +66,23 @@ def test_a_budget_stops_the_harnesss_child_with_exit_3(tmp_path: Path) -> None:
     events = read_trace(out)
     assert [e["status"] for e in events if e["type"] == "guard"] == ["budget_exhausted"]
     assert events[-1]["status"] == "budget_exhausted"
+
+
+def test_the_harness_s_child_is_replayed_through_the_endpoint_as_it_was_recorded(tmp_path: Path) -> None:
+    # `agentevals replay run.trace.jsonl harness.py` points the child at an endpoint answering from
+    # the replay, as `record` pointed it at the recording one: nothing goes around it, no upstream.
+    (tmp_path / "harness.py").write_text(HARNESS)
+    out = tmp_path / "harness.trace.jsonl"
+    with SimServer([Reply.text(f"answer {i}") for i in range(4)]) as sim:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": sim.url, "ANTHROPIC_API_KEY": make_fake_key("h")}
+        assert run_agentevals("record", "-o", out, "harness.py", "3", cwd=tmp_path, env=env).returncode == 0
+        gone = sim.url
+    # The simulated server is gone: a request that went around the replay would fail to connect.
+    done = run_agentevals("replay", out, "harness.py", "3", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "harness: answer 0" in done.stdout
+    assert "child: 0 answer 3" in done.stdout
+    assert "base: http://127.0.0.1:" in done.stdout
+    assert gone not in done.stdout
+    assert "served 4 of 4 recorded HTTP exchanges" in done.stderr
+    assert "no divergence" in done.stderr

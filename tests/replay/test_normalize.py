@@ -280,3 +280,39 @@ def test_the_setting_takes_tables_and_the_command_line_form(tmp_path: Path) -> N
     assert cli.replay_normalize[0].where == ("/system", "user_id")
     with pytest.raises(ConfigError, match="--agentevals-replay-profile"):
         Settings.resolve(tmp_path, cli={"replay_profile": "loose"})
+
+
+def test_stock_rules_fold_a_tool_result_s_pytest_output_and_kernel_and_are_listed(tmp_path: Path) -> None:
+    from ..settings.test_stock import PYTEST_RUN_1, PYTEST_RUN_2, UNAME_HERE, UNAME_UBUNTU
+
+    def body(pytest_output: str, uname: str) -> dict[str, Any]:
+        result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": pytest_output}
+        return {
+            "model": "claude-sonnet-4-6",
+            "max_tokens": 100,
+            "system": f"You fix bugs. The machine: {uname}",
+            "messages": [
+                {"role": "user", "content": "run the tests"},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "toolu_1", "name": "sh", "input": {}}],
+                },
+                {"role": "user", "content": [result]},
+            ],
+        }
+
+    trace = record(tmp_path / "sdk.trace.jsonl", [body(PYTEST_RUN_1, UNAME_HERE)], agent=SDK)
+    later = body(PYTEST_RUN_2, UNAME_UBUNTU.replace(" x86_64 x86_64", ""))
+    with pytest.raises(AgentEvalsError), Replayer(trace):  # strict without the rules
+        post(later, SDK)
+    stock = rules("[tool.agentevals] replay_normalize", ["pytest-timing", "uname"])
+    with Replayer(trace, normalize=stock) as replay:
+        assert post(later, SDK).status_code == 200
+    lines = replay.report.fold_lines()
+    assert lines[0] == "normalized by [tool.agentevals] replay_normalize: 5 text(s) folded by 5 rule(s):"
+    assert lines[1].startswith(
+        "  pytest-timing (stock rule pytest-timing v1): 1 text(s) in 1 request(s); 1 differed from the "
+        "recording; at /messages/2/content/0/content"
+    )
+    assert lines[4].startswith("  uname (stock rule uname v1): 1 text(s) in 1 request(s); 1 differed")
+    assert lines[5].startswith("  uname.release (stock rule uname v1): folded nothing")

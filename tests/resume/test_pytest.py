@@ -432,3 +432,54 @@ def test_the_session_report_includes_the_resume_legs_it_recorded(project: pytest
     html = (project.path / "report.html").read_text()
     assert html.count('<section class="run"') == 1
     assert "test_leg" in html
+
+
+def test_a_replayed_leg_folds_what_replay_normalize_declares_and_lists_it(pytester: pytest.Pytester) -> None:
+    # The recorded run's prompt carried its day; the resumed leg's carries another.
+    from pytest_agentevals.resume import extract
+
+    pytester.makepyfile(resume_support=Path(agent.__file__).read_text())
+    day = agent.SYSTEM + " Today is {}."
+    with ae.Recorder(
+        pytester.path / "dated.trace.jsonl",
+        agent="counter",
+        seed=4,
+        task=agent.TASK,
+        contract={"counter.schema": 2},
+    ):
+        agent.run_counter({}, pytester.path / "ws", system=day.format("2026-12-01"))
+    extract(pytester.path / "dated.trace.jsonl", 2, "dated-2", pytester.path / "fixtures", continuation=True)
+    pytester.makeconftest(
+        CONFTEST.replace("agent.run_counter(checkpoint.state, checkpoint.workspace)", "LEG").replace(
+            "LEG",
+            f"agent.run_counter(checkpoint.state, checkpoint.workspace, system={day.format('2026-12-02')!r})",
+        )
+    )
+    pytester.makepyfile(
+        test_leg="""
+        import pytest
+
+        # The contract's prompt hash is checked as it is (not folded): tolerated here.
+        @pytest.mark.resume("dated-2", mode="replayed", contract_policy="warn")
+        def test_leg(agentevals_resume):
+            assert agentevals_resume.run_agent() == {"done": 6}
+        """
+    )
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider --agentevals-history=off\n")
+    without = pytester.runpytest("-rA")
+    without.assert_outcomes(passed=1)  # sequential: the changed prompts are reported, not raised
+    without.stdout.fnmatch_lines(
+        ["replayed * (sequential): served 4 of 4 recorded HTTP exchanges*; 4 divergence(s)*"]
+    )
+    pytester.makepyprojecttoml('[tool.agentevals]\nreplay_normalize = ["dates"]\n')
+    result = pytester.runpytest("-rA")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "resumed dated-2 * in replayed mode",
+            "replayed * (sequential): served 4 of 4 recorded HTTP exchanges*; no divergence*",
+            "normalized by [[]tool.agentevals[]] replay_normalize: 4 text(s) folded by 2 rule(s):",
+            "  dates (stock rule dates v1): 4 text(s) in 4 request(s); 4 differed from the recording; at *",
+            "  dates.date (stock rule dates v1): folded nothing*",
+        ]
+    )

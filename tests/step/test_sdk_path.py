@@ -145,3 +145,23 @@ def test_replay_via_http_sends_every_request_the_http_way(case: Any, http_asked:
     assert run.outcome.ok
     assert http_asked == [f"{CLOSED}/v1/messages"]
     assert run.cassette.used == recorded
+
+
+def test_replay_normalize_folds_a_step_case_s_request_as_a_replay_s(case: Any, http_asked: list[str]) -> None:
+    from pytest_agentevals.settings import rules
+
+    recorded = _exchange({**RECORDED, "system": f"{SYSTEM} Today is 2026-12-01."})
+    with pytest.raises(StaleGolden):  # byte-strict without a rule
+        run_case(case, _sync(system=f"{SYSTEM} Today is 2026-12-02."), [recorded])
+    dates = rules("replay_normalize", ["dates"])
+    run = run_case(case, _sync(system=f"{SYSTEM} Today is 2026-12-02."), [recorded], normalize=dates)
+    assert run.outcome.ok
+    assert run.cassette.folds is not None
+    assert run.cassette.folds.lines()[:2] == [
+        "normalized by [tool.agentevals] replay_normalize: 1 text(s) folded by 2 rule(s):",
+        "  dates (stock rule dates v1): 1 text(s) in 1 request(s); 1 differed from the recording; at /system "
+        "— ISO dates and times ('2026-12-02', '2026-12-02T19:14:17Z')",
+    ]
+    # What no rule folds still makes the case stale.
+    with pytest.raises(StaleGolden):
+        run_case(case, _sync(system="You are reckless. Today is 2026-12-02."), [recorded], normalize=dates)
