@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..replay import MODES
-from ..replay.promote import check_name, promote, write_test
+from ..replay.promote import allow_hint, check_name, promote, write_test
 from .common import add_renamed, add_setting, settings_of
 
 
@@ -53,8 +53,14 @@ def main(args: argparse.Namespace) -> int:
     check_name(args.name)
     settings = settings_of(args)
     source = Path(args.trace)
-    print(promote(source, args.name, settings, force=args.force).text())
+    promoted = promote(source, args.name, settings, force=args.force)
+    print(promoted.text())
     if not args.no_test:
-        test = write_test(settings.rootdir / args.test_dir, args.name, settings.replay_mode, source)
+        test = write_test(
+            settings.rootdir / args.test_dir, args.name, settings.replay_mode, source, promoted.task
+        )
         print(test.text(), file=sys.stderr if test.existed else sys.stdout)
+        hint = allow_hint(promoted.task, settings)
+        if hint is not None:
+            print(hint)
     return 0

@@ -15,18 +15,23 @@ from .server import ModelEndpoint
 
 
 def run_command(
-    argv: Sequence[str], *, upstream: str | None = None, checkpoint_every: int | None = None
+    argv: Sequence[str],
+    *,
+    upstream: str | None = None,
+    checkpoint_every: int | None = None,
+    cwd: Path | None = None,
 ) -> int:
-    """Run `argv` with `ANTHROPIC_BASE_URL` pointing at a fresh endpoint (for it and its children)
-    that answers for the run active in this process; its exit code (128 + N when killed by signal N,
-    as a shell says). With `checkpoint_every`, a recording gets a checkpoint of the conversation and
-    of the command's working folder at every that many model requests."""
-    folder = None if checkpoint_every is None else Path.cwd()
+    """Run `argv` in `cwd` (default: the current folder) with `ANTHROPIC_BASE_URL` pointing at a fresh
+    endpoint (for it and its children) that answers for the run active in this process; its exit code
+    (128 + N when killed by signal N, as a shell says). With `checkpoint_every`, a recording gets a
+    checkpoint of the conversation and of the command's working folder at every that many model
+    requests."""
+    folder = None if checkpoint_every is None else (cwd or Path.cwd())
     with ModelEndpoint(
         upstream=upstream, checkpoints=folder, checkpoint_every=checkpoint_every or 1
     ) as endpoint:
         try:
-            completed = subprocess.run(list(argv), env=endpoint.env, check=False)
+            completed = subprocess.run(list(argv), cwd=cwd, env=endpoint.env, check=False)
         except OSError as exc:
             raise AgentEvalsError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
     code = completed.returncode

@@ -15,7 +15,7 @@ marathon seed — exactly as an in-process agent's calls would be answered.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -37,3 +37,15 @@ class EndpointPlugin:
 
         with ModelEndpoint() as endpoint:
             yield endpoint
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_agentevals_run_agent(self, run: Any) -> Any:
+        """A replay of a recorded command (`agentevals record -- COMMAND`) that no hook of the user's
+        took: the command again, in a fresh copy of its recorded workspace, if the repository allows
+        it (`replay_programs`; endpoint/replayed.py)."""
+        task = run.task
+        if run.layer != "replay" or not isinstance(task, dict) or not isinstance(task.get("command"), list):
+            return None
+        from .replayed import replay_command
+
+        return replay_command(run.layer_run, task["command"])

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from ..recording.verify import check_command
 from ..settings.budgets import KEYS as BUDGET_KEYS
 from ..settings.budgets import check as check_budget
 from ..settings.seeds import SeedSelection, extra_seeds, planned_seeds
@@ -75,6 +76,7 @@ KEYWORDS: dict[str, Any] = {
     "max_restarts": _count(0),
     "task": _anything,
     "fail_on": _statuses,
+    "verify": check_command,  # a check run in the seed's workspace after the agent (recording/verify.py)
     "max_total_cost_usd": _usd,
     **{keyword: _threshold(keyword) for keyword in THRESHOLDS},
     **{key: _budget_key(key) for key in BUDGET_KEYS},

@@ -337,6 +337,7 @@ class MarathonLayer:
             fail_on=marked.values.get("fail_on", ()),
             max_restarts=marked.values.get("max_restarts", 0),
             resumer=resumer,
+            verify=marked.values.get("verify"),
         )
         try:
             yield from opened(item, run)

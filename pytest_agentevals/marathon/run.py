@@ -70,7 +70,8 @@ class SeedRun:
     `guards` (its budgets, watchdog and loop guard), `contract`, `settings` and `runner(run)`, which
     starts the agent. `trace_name` is the trace relative to the results file's folder; a run ending
     with a status in `fail_on` fails; a crash restarts from the last checkpoint up to `max_restarts`
-    times, through `resumer`."""
+    times, through `resumer`; `verify`, a check command, runs in the workspace after the agent, its
+    result the run's verification event."""
 
     layer = "marathon"
 
@@ -82,6 +83,7 @@ class SeedRun:
         fail_on: Sequence[str] = (),
         max_restarts: int = 0,
         resumer: Resumer | None = None,
+        verify: Sequence[str] | None = None,
     ) -> None:
         if spec.seed is None or spec.trace is None or spec.workspace is None:
             raise AgentEvalsError(
@@ -97,6 +99,7 @@ class SeedRun:
         self.fail_on = tuple(fail_on)
         self.max_restarts = max_restarts
         self.resumer = resumer
+        self.verify = tuple(verify) if verify is not None else None
         self.restarts = 0
         self.checkpoint: ResumePoint | None = None  # what the last restart booted from
         self.refused = False  # a guard refused the run before it began (the day's budget was spent)
@@ -139,6 +142,8 @@ class SeedRun:
             except BaseException as exc:
                 self.crash = exc
                 raise
+        if self.verify is not None:  # the work is judged where it was done, after the agent (or its stop)
+            self.recorder.verify(self.verify, self.workspace)
         self._check_status()
         return self.result_of_agent
 

@@ -137,6 +137,28 @@ def new_trace(output: Path, *, force: bool = False) -> Path:
     return output
 
 
+# The state of a command's checkpoint at its start: what a replay re-runs, in a copy of its workspace.
+COMMAND_STATE = "agentevals-command/1"
+
+
+def workspace_at_start(recorder: Recorder, command: Command, folder: Path) -> None:
+    """A checkpoint before the command starts: its state the command, its workspace a snapshot of the
+    folder it runs in (the run's own trace left out). A replay of the run (a promoted test) re-runs
+    the command in a fresh copy of it; `agentevals resume` may boot from it too."""
+    snapshot = recorder.snapshots.snapshot(folder)
+    with contextlib.suppress(ValueError, OSError):  # the run's own trace is not the command's work
+        own = recorder.path.resolve().relative_to(folder.resolve()).as_posix()
+        snapshot["files"].pop(own, None)
+    recorder.count("checkpoints")
+    recorder.emit(
+        "checkpoint",
+        sync=True,
+        state={"format": COMMAND_STATE, "command": list(command.argv)},
+        name="command start",
+        workspace=snapshot,
+    )
+
+
 def record_program(
     program: Program | Command,
     output: Path,
@@ -176,6 +198,8 @@ def record_program(
     try:
         with recorder:
             if runner is not None:
+                if isinstance(program, Command):
+                    workspace_at_start(recorder, program, Path.cwd())
                 code = runner()
             else:
                 assert isinstance(program, Program)

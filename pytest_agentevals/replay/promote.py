@@ -10,6 +10,7 @@ overwritten unless asked (`force`).
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Any
 from ..errors import AgentEvalsError, CassetteError, TraceFormatError
 from ..fileio import atomic_path, write_atomic
 from ..settings import Settings
+from ..settings.argv import Command, allowed
 from ..trace.fidelity import require
 from ..trace.reader import TraceReader
 from ..trace.writer import TraceWriter
@@ -41,6 +43,22 @@ def test_replay_{ident}(agentevals_replay):
     agentevals_replay.run_agent()
 '''
 
+# A recorded command (`agentevals record -- COMMAND`) needs no hook: it runs again by itself.
+COMMAND_TEMPLATE = '''"""Replay of the incident {name!r}, promoted from {source} by `agentevals promote`.
+
+The replay serves the recorded model responses ({mode} mode) to the recorded command, run again in a
+fresh copy of the folder it was recorded in: `{command}` (allowed by [tool.agentevals]
+replay_programs; see docs/replay.md). Add the assertions that say what must hold.
+"""
+
+import pytest
+
+
+@pytest.mark.replay({name!r}, replay_mode={mode!r})
+def test_replay_{ident}(agentevals_replay):
+    agentevals_replay.run_agent()
+'''
+
 
 @dataclass(frozen=True)
 class Promoted:
@@ -51,6 +69,7 @@ class Promoted:
     events: int
     closed: bool
     redactions: int
+    task: Any = None  # the run's task (run_start.task)
 
     def text(self) -> str:
         notes = [f"{self.events} events"]
@@ -104,7 +123,31 @@ def promote(source: Path, name: str, settings: Settings, *, force: bool = False)
         except CassetteError as exc:  # its lines are the source's: name the source's line
             raise CassetteError(source, exc.line, exc.problem, exc.fix) from None
     return Promoted(
-        target, len(events) - (closed is not None), closed is not None, writer.scrubber.redactions
+        target,
+        len(events) - (closed is not None),
+        closed is not None,
+        writer.scrubber.redactions,
+        events[0].get("task"),
+    )
+
+
+def recorded_command(task: Any) -> Command | None:
+    """The command a run recorded by `agentevals record -- COMMAND` ran (its task), else None."""
+    argv = task.get("command") if isinstance(task, dict) else None
+    if isinstance(argv, list) and argv and all(isinstance(word, str) and word for word in argv):
+        return Command(tuple(argv))
+    return None
+
+
+def allow_hint(task: Any, settings: Settings) -> str | None:
+    """What to add to pyproject.toml so the promoted test of a recorded command may run it, or None."""
+    command = recorded_command(task)
+    if command is None or allowed(command, settings.replay_programs, settings.rootdir):
+        return None
+    entries = [*settings.replay_programs, command.label]
+    return (
+        "agentevals promote: the test re-runs the recorded command once the repository allows it: add "
+        f"to pyproject.toml [tool.agentevals] replay_programs = {json.dumps(entries)}"
     )
 
 
@@ -137,14 +180,18 @@ def complete_events(source: Path) -> tuple[list[dict[str, Any]], dict[str, Any] 
     return events, closed
 
 
-def write_test(test_dir: Path, name: str, mode: str, source: Path) -> PromotedTest:
-    """`test_dir/test_replay_NAME.py`, replaying the cassette NAME in `mode`; an existing file is kept."""
+def write_test(test_dir: Path, name: str, mode: str, source: Path, task: Any = None) -> PromotedTest:
+    """`test_dir/test_replay_NAME.py`, replaying the cassette NAME in `mode`; an existing file is kept.
+    A recorded command's test says that the command runs again by itself (no hook to write)."""
     ident = re.sub(r"\W", "_", name)
     path = test_dir / f"test_replay_{ident}.py"
     if path.exists():
         return PromotedTest(path, existed=True)
     test_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, TEST_TEMPLATE.format(name=name, mode=mode, ident=ident, source=source.name))
+    command = recorded_command(task)
+    template = TEST_TEMPLATE if command is None else COMMAND_TEMPLATE
+    label = command.label if command is not None else ""
+    write_atomic(path, template.format(name=name, mode=mode, ident=ident, source=source.name, command=label))
     return PromotedTest(path, existed=False)
 
 

@@ -112,14 +112,29 @@ def program_or_command(argv: Sequence[str]) -> Program | Command:
     return Command(tuple(argv))
 
 
-def parse_allowed(entry: str) -> Program:
-    """One entry of an allow-list (`"-m examples.taskrunner"`, `"agent.py"`): a program, no args."""
-    program = Program.from_argv(shlex.split(entry))
-    if program.args:
-        raise AgentEvalsError(f"{entry!r}: name the program only (its arguments come from the recording)")
-    return program
+def parse_allowed(entry: str) -> Program | Command:
+    """One entry of an allow-list: a Python program, no args (`"-m examples.taskrunner"`,
+    `"agent.py"`), or a command by its whole command line (`"node agent.js --task 12"`): a command's
+    arguments are part of what it runs, so the repository names them all."""
+    words = shlex.split(entry)
+    if words and (words[0].startswith("-m") or words[0].endswith(".py")):
+        program = Program.from_argv(words)
+        if program.args:
+            raise AgentEvalsError(f"{entry!r}: name the program only (its arguments come from the recording)")
+        return program
+    if not words or not words[0] or words[0].startswith("-"):
+        raise AgentEvalsError(f"{entry!r} is not a program nor a command")
+    return Command(tuple(words))
 
 
-def allowed(program: Program, entries: Iterable[str], root: Path) -> bool:
-    """Whether an allow-list of the repository names `program` (scripts resolved against `root`)."""
-    return any(parse_allowed(entry).same_program(program, root) for entry in entries)
+def allowed(program: Program | Command, entries: Iterable[str], root: Path) -> bool:
+    """Whether an allow-list of the repository names `program` (scripts resolved against `root`; a
+    command only by its whole command line)."""
+    for entry in entries:
+        rule = parse_allowed(entry)
+        if isinstance(program, Command):
+            if isinstance(rule, Command) and rule.argv == program.argv:
+                return True
+        elif isinstance(rule, Program) and rule.same_program(program, root):
+            return True
+    return False

@@ -142,7 +142,9 @@ def _programs(key: str, raw: Any) -> tuple[str, ...]:
             parse_allowed(entry)
         except AgentEvalsError as exc:
             raise ConfigError(
-                key, f"{entry!r} is not a program", 'write "-m package.module" or "path/to/script.py"'
+                key,
+                f"{entry!r} is not a program",
+                'write "-m package.module", "path/to/script.py" or a whole command, "node agent.js --task 1"',
             ) from exc
     return entries
 
@@ -365,8 +367,9 @@ OPTIONS: tuple[Option, ...] = (
         _programs,
         (),
         "programs a trace recorded by `agentevals record` may be replayed against when no "
-        'pytest_agentevals_run_agent hook takes its task, e.g. "-m examples.taskrunner" or "agent.py" '
-        "(comma-separated on the CLI); a trace never chooses the code it runs",
+        'pytest_agentevals_run_agent hook takes its task, e.g. "-m examples.taskrunner" or "agent.py", '
+        'or a command by its whole command line, "node agent.js --task 12" (comma-separated on the '
+        "CLI); a trace never chooses the code it runs",
     ),
     Option("goldens_dir", _path, "goldens", "directory of golden step cases collected by the step layer"),
     Option("fixtures_dir", _path, "fixtures", "directory of checkpoint fixtures booted by the resume layer"),

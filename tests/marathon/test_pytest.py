@@ -502,3 +502,40 @@ def test_the_session_report_shows_the_verdicts(pytester: pytest.Pytester) -> Non
     page = (pytester.path / "report.html").read_text()
     assert 'data-metric="test_marathon: verified-pass rate" data-verdict="met"' in page
     assert "<title>3 runs — agentevals run report</title>" in page  # every seed's run
+
+
+CHECKED = """
+def pytest_agentevals_run_agent(run):
+    if run.layer != "marathon":
+        return None
+    seed = run.task["seed"]  # the agent leaves its work in the workspace: right for even seeds only
+    (run.marathon.workspace / "answer.txt").write_text("42" if seed % 2 == 0 else "41")
+    return {"seed": seed}
+"""
+
+
+def test_a_marathons_verify_check_runs_in_each_seeds_workspace_and_is_its_verification(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(CHECKED)
+    check = "import pathlib, sys; sys.exit(pathlib.Path('answer.txt').read_text() != '42')"
+    pytester.makepyfile(
+        test_agent=f"""
+import pytest
+
+@pytest.mark.marathon(seeds=2, verify=["python", "-c", {check!r}])
+def test_marathon(agentevals_marathon):
+    agentevals_marathon.run_agent()
+"""
+    )
+    run(pytester).assert_outcomes(passed=2)
+    checks = [[e for e in read_trace(path) if e["type"] == "verification"] for path in traces(pytester)]
+    assert [[(c["passed"], c["exit_code"]) for c in found] for found in checks] == [[(True, 0)], [(False, 1)]]
+    assert [r.metrics.verified_pass for r in results(pytester)] == [True, False]
+
+
+def test_a_marathons_verify_that_is_no_command_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    project(pytester, "seeds=1, verify=3")
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*@pytest.mark.marathon(verify=...)*is 3*"])

@@ -185,7 +185,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     },
     # Readers of other formats into traces, and the OTLP exporter: files in, traces out; no layer.
     "imports": {*LOW, "fileio", "trace"},
-    "endpoint": {*LOW, "recording", "replay", "settings"},  # no pytest: the faces hand tests its URL
+    # No pytest: the faces hand tests its URL. `resume` for a replayed command's recorded workspace
+    # (endpoint/replayed.py restores it as a resume boots one); the resume engine never imports it.
+    "endpoint": {*LOW, "recording", "replay", "resume", "settings"},
     "step": {*LOW, "contract", "fileio", "guards", "markers", "recording", "replay", "settings", "trace"},
     "resume": {
         *LOW,
