@@ -66,7 +66,8 @@ def test_a_session_becomes_model_calls_and_tool_calls(tmp_path: Path) -> None:
     assert start["task"] == {"prompt": "list the files"}
     assert [b["type"] for b in first["request"]["body"]["messages"][0]["content"]] == ["text"]
     assert first["request"]["headers"]["user-agent"].startswith("claude-cli/2.1.332 ")
-    assert first["response"]["sse"][0]["event"] == "message_start"  # the CLI streams
+    assert first["request"]["body"]["stream"] is True  # the CLI streams: a replay streams the answer
+    assert first["response"]["json"]["content"][0]["type"] == "text"
     assert (tool["name"], tool["input"], tool["output"], tool["by_client"]) == (
         "Bash",
         {"command": "ls"},
