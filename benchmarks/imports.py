@@ -1,20 +1,21 @@
-"""Import speed and export size: a 1,000-step Claude Code session and a 1,000-step OTLP span file
-imported, against reading the trace of the same run; and the exported OTLP file's size against the
-trace's.
+"""Import speed and export size: a 1,000-step Claude Code session and a 1,000-span OTLP file
+imported, each against reading the trace of the same run; and each file's size against the trace's.
 
 The session is written in the CLI's own format (as claude-cli 2.1.332 writes it: a user prompt, then
 per step an assistant entry with a Bash tool use and a user entry with its result, each a few hundred
-bytes of text). `agentevals import claude-code` makes it a trace; `agentevals export otlp` makes that
-trace a span file (1 agent span, 1,000 chat spans with content, 1,000 tool spans). Then, alternately
-in this one process, CPU time of:
+bytes of text). `agentevals import claude-code` makes it a trace. For the span file, a 500-step
+session is imported and `agentevals export otlp` makes its trace 1,002 spans (the agent's, 501 chat
+spans with content, 500 tool spans). Then, alternately in this one process, CPU time of:
 
 - read: `read_trace(trace)`, every event parsed and its request resolved (the floor);
-- import claude-code: `import_file("claude-code", session, out)`, read, built and written;
-- import otlp: `import_file("otlp", spans, out)`.
+- import: `import_file(source, file, out)`, the file read, the run built and written as a trace;
+- parse: the file's JSON parsed, and the JSON strings the conventions nest in attributes.
 
-Prints one JSON line per figure: `ratio_to_read` for each import (medians; the aim is at most 2) and
-`size_ratio` (the OTLP file's bytes over the trace's). A span holds each call's whole input history
-(the conventions have no delta), so the second grows with the run where a trace does not.
+Prints one JSON line per figure: `ratio_to_read` for each import (medians; the aim is at most 2),
+`ratio_to_parse` (the import over the parse: what any reader of the file must do at least) and
+`size_ratio` (each file's bytes over the trace's). A chat span holds its call's whole input history
+(the conventions have no delta), so an OTLP file grows with the square of the steps where a trace
+grows with the steps, and its import with it.
 Run from the repository root:
 
     python benchmarks/imports.py [--quick]
@@ -35,8 +36,7 @@ import _figures as figures  # benchmarks/: the folder of the script run
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pytest_agentevals import read_trace
-from pytest_agentevals.imports import import_file
-from pytest_agentevals.imports.export import export_otlp
+from pytest_agentevals.imports import export_otlp, import_file
 
 STEPS = 1_000
 emit = partial(figures.emit, "imports")
@@ -66,6 +66,25 @@ def write_session(path: Path, steps: int) -> None:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
 
+def parse_only(path: Path) -> None:
+    """What any reader of the file must do at least: parse its JSON, and the JSON strings the
+    conventions nest in attributes (messages, arguments)."""
+    text = path.read_text()
+    documents = (
+        [json.loads(line) for line in text.splitlines() if line.strip()]
+        if path.suffix == ".jsonl"
+        else [json.loads(text)]
+    )
+    for document in documents:
+        for resource in document.get("resourceSpans", ()):
+            for scope in resource["scopeSpans"]:
+                for span in scope["spans"]:
+                    for attribute in span["attributes"]:
+                        value = attribute["value"].get("stringValue", "")
+                        if value[:1] in "[{" and value:
+                            json.loads(value)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a tenth of the steps, fewer repetitions")
@@ -87,13 +106,17 @@ def main() -> None:
             out = folder / "again.trace.jsonl"
             reads: list[float] = []
             imports: list[float] = []
+            parses: list[float] = []
             for _ in range(rounds):
                 reads.append(figures.cpu_seconds(partial(read_trace, trace)))
                 imports.append(figures.cpu_seconds(partial(import_file, source, given, out, force=True)))
+                parses.append(figures.cpu_seconds(partial(parse_only, given)))
             case = f"{steps} steps" if source == "claude-code" else f"{spans} spans ({steps} steps)"
             floor = statistics.median(reads)
             emit(f"{case}, import {source}", "ratio_to_read", statistics.median(imports) / floor, digits=2,
                  read_cpu_seconds=round(floor, 4))  # fmt: skip
+            over_parse = statistics.median(imports) / statistics.median(parses)
+            emit(f"{case}, import {source}", "ratio_to_parse", over_parse, digits=2)
             native = trace.stat().st_size
             emit(f"{case}, {source} file", "size_ratio", given.stat().st_size / native, digits=2,
                  file_bytes=given.stat().st_size, trace_bytes=native)  # fmt: skip
