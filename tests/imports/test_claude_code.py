@@ -16,6 +16,7 @@ from pytest_agentevals.imports import SourceFormatError, import_file, limits
 from pytest_agentevals.trace.reader import read_trace
 
 from ..conftest import make_fake_key
+from ..schema_support import read_valid
 
 CWD = "/home/dev/project"
 
@@ -59,7 +60,7 @@ def tool_session(path: Path, result: str = "a.txt b.txt", **extra: Any) -> Path:
 def test_a_session_becomes_model_calls_and_tool_calls(tmp_path: Path) -> None:
     done = import_file("claude-code", tool_session(tmp_path / "s.jsonl"), tmp_path / "t.trace.jsonl")
     assert (done.events, done.model_calls, done.fidelity.tier) == (5, 2, "content")
-    events = read_trace(tmp_path / "t.trace.jsonl")
+    events = read_valid(tmp_path / "t.trace.jsonl")  # held to the documented schema
     start, first, tool, second, end = events
     assert start["fidelity"]["volatile"] == {"cwd": CWD}
     assert {"system", "tools"} <= set(start["fidelity"]["missing"])  # no api-request-shape entries
