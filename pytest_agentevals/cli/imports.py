@@ -9,8 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..imports import SOURCES, import_file
-from ..imports.export import export_otlp
+from ..imports import SOURCES, export_otlp, import_file
 
 
 def register(subparsers: Any) -> None:

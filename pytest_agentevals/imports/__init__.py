@@ -18,9 +18,10 @@ from pathlib import Path
 from ..errors import AgentEvalsError
 from ..trace.fidelity import Fidelity
 from . import build
+from .export import Exported, export_otlp
 from .limits import SourceFormatError
 
-__all__ = ["SOURCES", "Imported", "SourceFormatError", "import_file"]
+__all__ = ["SOURCES", "Exported", "Imported", "SourceFormatError", "export_otlp", "import_file"]
 
 # Each source's module, imported when it is used.
 SOURCES: dict[str, str] = {"claude-code": "claude_code", "otlp": "otlp", "atif": "atif"}

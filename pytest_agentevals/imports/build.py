@@ -13,9 +13,8 @@ the API sends.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,9 +131,9 @@ class ImportedRun:
             request["headers"] = call.headers
         if call.message is None:
             response: dict[str, Any] = {"status": 200 if call.error is None else 500}
-        elif call.stream:
-            response = {"status": 200, "sse": sse_of(call.message)}
         else:
+            # As a message even when the client streamed: a replay streams it to a client that
+            # asks for a stream (`trace/messages.py`), and the writer scrubs one text, not pieces.
             response = {"status": 200, "json": call.message}
         if call.error is not None:
             response = {
@@ -178,55 +177,3 @@ def write(run: ImportedRun, out: Path, *, force: bool = False) -> tuple[int, int
                 written += 1
         redactions = writer.scrubber.redactions
     return written, redactions
-
-
-def sse_of(message: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The SSE events (as a trace stores them: {"event", "data"}) that stream `message`, as the API
-    streams one: a client that streamed is answered in a replay by a stream."""
-    stated = message.get("usage")
-    usage: Mapping[str, Any] = stated if isinstance(stated, Mapping) else {}
-    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None}
-    events = [{"event": "message_start", "data": {"type": "message_start", "message": start}}]
-    for index, block in enumerate(message.get("content") or []):
-        if not isinstance(block, Mapping):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            opening: dict[str, Any] = {"type": "text", "text": ""}
-            delta: dict[str, Any] | None = {"type": "text_delta", "text": str(block.get("text", ""))}
-        elif kind == "tool_use":
-            opening = {"type": "tool_use", "id": block.get("id"), "name": block.get("name"), "input": {}}
-            text = json.dumps(block.get("input", {}), ensure_ascii=False, separators=(",", ":"))
-            delta = {"type": "input_json_delta", "partial_json": text}
-        elif kind == "thinking":
-            opening = {"type": "thinking", "thinking": "", "signature": ""}
-            delta = {"type": "thinking_delta", "thinking": str(block.get("thinking", ""))}
-        else:
-            opening, delta = dict(block), None
-        events.append(
-            {
-                "event": "content_block_start",
-                "data": {"type": "content_block_start", "index": index, "content_block": opening},
-            }
-        )
-        if delta is not None:
-            events.append(
-                {
-                    "event": "content_block_delta",
-                    "data": {"type": "content_block_delta", "index": index, "delta": delta},
-                }
-            )
-        events.append({"event": "content_block_stop", "data": {"type": "content_block_stop", "index": index}})
-    final = {"stop_reason": message.get("stop_reason"), "stop_sequence": message.get("stop_sequence")}
-    events.append(
-        {
-            "event": "message_delta",
-            "data": {
-                "type": "message_delta",
-                "delta": final,
-                "usage": {"output_tokens": usage.get("output_tokens", 0)},
-            },
-        }
-    )
-    events.append({"event": "message_stop", "data": {"type": "message_stop"}})
-    return events

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..recording.providers import anthropic
 from ..trace.canonical import canonical_request, fingerprint
+from ..trace.messages import message_events
 
 CORRUPT_FIX = (
     "the file is damaged: restore it from version control, or re-record it "
@@ -81,7 +82,7 @@ class Interaction:
             if self.vcr_form is not None:
                 self._served = self.vcr_form
             else:
-                self._served = _vcr_response(self.response)
+                self._served = _vcr_response(_as_streamed(self.request, self.response))
         return self._served
 
 
@@ -186,6 +187,19 @@ def _request_bytes(interaction: Interaction, message_json: dict[int, str]) -> by
     except (TypeError, ValueError):
         return None
     return ("{" + ",".join(parts) + "}").encode("utf-8")
+
+
+def _as_streamed(request: Mapping[str, Any], stored: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A response stored whole (an imported run's message) to a request that asked for a stream,
+    as the stream the API sends; any other response as stored."""
+    body = request.get("body")
+    message = stored.get("json")
+    if not (isinstance(body, Mapping) and body.get("stream") is True and "sse" not in stored):
+        return stored
+    if not (isinstance(message, Mapping) and message.get("type") == "message"):
+        return stored
+    rest = {key: value for key, value in stored.items() if key != "json"}
+    return {**rest, "sse": message_events(message)}
 
 
 def _vcr_response(stored: Mapping[str, Any]) -> dict[str, Any]:

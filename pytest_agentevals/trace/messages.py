@@ -89,3 +89,56 @@ def _apply_delta(content: list[dict[str, Any]], data: dict[str, Any], partial_js
             partial_json[index] = partial_json.get(index, "") + piece
     elif kind == "signature_delta":
         block["signature"] = delta.get("signature", "")
+
+
+def message_events(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The SSE events (as a trace stores them: {"event", "data"}) that stream `message` as the API
+    streams one: what a replay serves a client that asked for a stream of a response stored whole
+    (an imported run's)."""
+    stated = message.get("usage")
+    usage: Mapping[str, Any] = stated if isinstance(stated, Mapping) else {}
+    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None}
+    events = [{"event": "message_start", "data": {"type": "message_start", "message": start}}]
+    for index, block in enumerate(message.get("content") or []):
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            opening: dict[str, Any] = {"type": "text", "text": ""}
+            delta: dict[str, Any] | None = {"type": "text_delta", "text": str(block.get("text", ""))}
+        elif kind == "tool_use":
+            opening = {"type": "tool_use", "id": block.get("id"), "name": block.get("name"), "input": {}}
+            text = json.dumps(block.get("input", {}), ensure_ascii=False, separators=(",", ":"))
+            delta = {"type": "input_json_delta", "partial_json": text}
+        elif kind == "thinking":
+            opening = {"type": "thinking", "thinking": "", "signature": ""}
+            delta = {"type": "thinking_delta", "thinking": str(block.get("thinking", ""))}
+        else:
+            opening, delta = dict(block), None
+        events.append(
+            {
+                "event": "content_block_start",
+                "data": {"type": "content_block_start", "index": index, "content_block": opening},
+            }
+        )
+        if delta is not None:
+            events.append(
+                {
+                    "event": "content_block_delta",
+                    "data": {"type": "content_block_delta", "index": index, "delta": delta},
+                }
+            )
+        events.append({"event": "content_block_stop", "data": {"type": "content_block_stop", "index": index}})
+    final = {"stop_reason": message.get("stop_reason"), "stop_sequence": message.get("stop_sequence")}
+    events.append(
+        {
+            "event": "message_delta",
+            "data": {
+                "type": "message_delta",
+                "delta": final,
+                "usage": {"output_tokens": usage.get("output_tokens", 0)},
+            },
+        }
+    )
+    events.append({"event": "message_stop", "data": {"type": "message_stop"}})
+    return events

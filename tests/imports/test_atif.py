@@ -12,7 +12,8 @@ import pytest
 
 from pytest_agentevals.imports import SourceFormatError, import_file
 from pytest_agentevals.step.extract import extract
-from pytest_agentevals.trace.reader import read_trace
+
+from ..schema_support import read_valid
 
 
 def trajectory(**changes: Any) -> dict[str, Any]:
@@ -75,7 +76,7 @@ def test_a_trajectory_becomes_model_and_tool_calls(tmp_path: Path) -> None:
     done = import_file("atif", write(tmp_path / "t.json", trajectory()), tmp_path / "t.trace.jsonl")
     assert (done.model_calls, done.fidelity.tier) == (2, "content")
     assert "tools" in done.fidelity.missing
-    start, first, du, df, second, end = read_trace(tmp_path / "t.trace.jsonl")
+    start, first, du, df, second, end = read_valid(tmp_path / "t.trace.jsonl")
     assert (start["run_id"], start["agent"], start["task"]) == (
         "run-7f3a",
         "terminus 2.0.1",

@@ -16,6 +16,7 @@ from pytest_agentevals.imports import SourceFormatError, import_file, limits
 from pytest_agentevals.trace.reader import read_trace
 
 from ..conftest import make_fake_key
+from ..schema_support import read_valid
 
 CWD = "/home/dev/project"
 
@@ -59,14 +60,15 @@ def tool_session(path: Path, result: str = "a.txt b.txt", **extra: Any) -> Path:
 def test_a_session_becomes_model_calls_and_tool_calls(tmp_path: Path) -> None:
     done = import_file("claude-code", tool_session(tmp_path / "s.jsonl"), tmp_path / "t.trace.jsonl")
     assert (done.events, done.model_calls, done.fidelity.tier) == (5, 2, "content")
-    events = read_trace(tmp_path / "t.trace.jsonl")
+    events = read_valid(tmp_path / "t.trace.jsonl")  # held to the documented schema
     start, first, tool, second, end = events
     assert start["fidelity"]["volatile"] == {"cwd": CWD}
     assert {"system", "tools"} <= set(start["fidelity"]["missing"])  # no api-request-shape entries
     assert start["task"] == {"prompt": "list the files"}
     assert [b["type"] for b in first["request"]["body"]["messages"][0]["content"]] == ["text"]
     assert first["request"]["headers"]["user-agent"].startswith("claude-cli/2.1.332 ")
-    assert first["response"]["sse"][0]["event"] == "message_start"  # the CLI streams
+    assert first["request"]["body"]["stream"] is True  # the CLI streams: a replay streams the answer
+    assert first["response"]["json"]["content"][0]["type"] == "text"
     assert (tool["name"], tool["input"], tool["output"], tool["by_client"]) == (
         "Bash",
         {"command": "ls"},

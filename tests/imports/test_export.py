@@ -20,6 +20,7 @@ from pytest_agentevals.trace.messages import response_message
 from pytest_agentevals.trace.reader import read_trace
 
 from .. import replay_support as agent
+from ..schema_support import read_valid
 from .otel_support import need
 
 TASK = "Fix the bug in a.txt"
@@ -89,6 +90,7 @@ def test_export_then_import_gives_the_same_steps(
 
     assert main(["import", "otlp", str(spans), "-o", str(tmp_path / "back.trace.jsonl")]) == 0
     assert "fidelity `content` (imported from otlp" in capsys.readouterr().out
+    read_valid(tmp_path / "back.trace.jsonl")
     assert steps(tmp_path / "back.trace.jsonl") == steps(recorded)
     ids = [b["id"] for e in read_trace(recorded) if e["type"] == "model_call"
            for b in response_message(e["response"])["content"] if b["type"] == "tool_use"]  # fmt: skip

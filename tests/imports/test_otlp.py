@@ -23,6 +23,7 @@ from pytest_agentevals.sim import Reply, SimServer
 from pytest_agentevals.trace.reader import read_trace
 
 from ..conftest import make_fake_key
+from ..schema_support import read_valid
 from .otel_support import need
 
 sdk_trace = need("opentelemetry.sdk.trace")
@@ -110,7 +111,7 @@ def test_real_sdk_spans_import_at_the_content_tier_and_replay(
     done = import_file("otlp", spans, tmp_path / "t.trace.jsonl")
     assert done.fidelity.tier == "content"
     assert done.fidelity.missing == ("the exact request bytes and headers",)
-    start, first, tool, second, end = read_trace(tmp_path / "t.trace.jsonl")
+    start, first, tool, second, end = read_valid(tmp_path / "t.trace.jsonl")
     assert start["agent"] == "summarizer"
     assert first["request"]["body"]["system"] == [{"type": "text", "text": "Be brief."}]
     assert first["request"]["body"]["tools"] == TOOLS
@@ -138,7 +139,7 @@ def test_with_content_capture_off_the_import_is_an_outline_and_is_not_promoted(
     done = import_file("otlp", spans, tmp_path / "t.trace.jsonl")
     assert done.fidelity.tier == "outline"
     assert any("message content" in item for item in done.fidelity.missing)
-    events = read_trace(tmp_path / "t.trace.jsonl")
+    events = read_valid(tmp_path / "t.trace.jsonl")
     assert [e["type"] for e in events] == ["run_start", "model_call", "tool_call", "model_call", "run_end"]
     assert events[1]["model"] == "sim-otel-1"
     assert "messages" not in events[1]["request"]["body"]
