@@ -14,6 +14,7 @@ URL, and the model's decision on one request.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import functools
 import tempfile
@@ -24,6 +25,7 @@ from typing import Any
 import anthropic
 
 import pytest_agentevals as ae
+from pytest_agentevals.guards import Budget, guards_for
 from pytest_agentevals.sim import Reply, SimRequest, SimServer
 
 from .harness import HarnessConfig, RunResult
@@ -36,6 +38,8 @@ NOTES_SUFFIX = "-notes.txt"
 # The planted fixture's agent: noisier than the default model (more harmless differences between
 # seeds), compacting now and then, and with no restart to hide the mistake behind.
 CONFIG = HarnessConfig(compact_at=3000, max_restarts=0)
+# Each run's budget, enforced by the framework's guards (and told to the model in its opening).
+BUDGET = Budget(max_calls=200)
 READ_RATE = 0.3
 MISTAKE_RATE = 0.25
 
@@ -128,7 +132,7 @@ def record_run(folder: Path, seed: int, tasks: int, *, blunder: bool = True) -> 
     with (
         tempfile.TemporaryDirectory(prefix="planted-") as workspace,
         SimServer(BlunderModel(seed, blunder=blunder), seed=seed) as sim,
-        ae.Recorder(path, agent="taskrunner-planted", seed=seed, task=task),
+        ae.Recorder(path, agent="taskrunner-planted", seed=seed, task=task, guards=guards_for(BUDGET)),
     ):
         result = drive_tasks(sim.url, make_tasks(tasks, seed), Path(workspace))
     return PlantedRun(seed, path, result.status, mistake_step(path))
@@ -156,8 +160,10 @@ def mistake_step(trace: str | Path) -> int | None:
 @functools.cache
 def _http() -> anthropic.DefaultHttpxClient:
     # One HTTP client for every run of the process: building one loads the CA bundle (a tenth of a
-    # second), which was a third of a ten-task run.
-    return anthropic.DefaultHttpxClient()
+    # second), which was a third of a ten-task run. Closed when the process ends.
+    client = anthropic.DefaultHttpxClient()
+    atexit.register(client.close)
+    return client
 
 
 def drive_tasks(base_url: str, tasks: Sequence[Task], workspace: Path) -> RunResult:
