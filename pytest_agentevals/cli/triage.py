@@ -84,6 +84,11 @@ def register(subparsers: Any) -> None:
     forked.add_argument(
         "--min-rate", type=float, default=0.5, help="the recovery rate that says 'fixed' (default: 0.5)"
     )
+    forked.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="keep each re-drive's trace in DIR (default: a temporary folder, removed after)",
+    )
     add_format(forked, ("text", "json"))
     forked.set_defaults(func=fork_main)
     shrunk = commands.add_parser(
@@ -194,6 +199,7 @@ def fork_main(args: argparse.Namespace) -> int:
         seed=args.seed,
         budget=Budget.parse("--budget", args.budget) if args.budget else None,
         min_rate=args.min_rate,
+        workdir=args.keep,
     )
     print(fork_shown(result, args.format))
     return 0

@@ -53,7 +53,7 @@ def test_rank_fork_and_shrink_find_and_keep_the_mistake(notes_runs: list[Run], t
 
 
 def test_the_command_line_on_the_framework_example(
-    notes_runs: list[Run], capsys: pytest.CaptureFixture[str]
+    notes_runs: list[Run], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     folder = notes_runs[0].trace.parent
     assert main(["triage", "rank", str(folder), "--json"]) == 0
@@ -67,5 +67,6 @@ def test_the_command_line_on_the_framework_example(
     )
     words = ["triage", "fork", str(failing.trace), "--step", str(k), "-n", "1", "--decision", decision]
     seams = ["--drive", "examples.notes_planted:drive", "--model", "examples.notes_planted:model"]
-    assert main([*words, *seams]) == 0
+    assert main([*words, *seams, "--keep", str(tmp_path / "kept")]) == 0
     assert f"  cannot tell at {k}: 1/1 (0.21\N{EN DASH}1.00)" in capsys.readouterr().out  # one is too few
+    assert [p.name for p in (tmp_path / "kept").iterdir()] == [f"fork-{k}-seed-0.trace.jsonl"]
