@@ -14,6 +14,7 @@ URL, and the model's decision on one request.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import functools
 import tempfile
@@ -24,6 +25,7 @@ from typing import Any
 import anthropic
 
 import pytest_agentevals as ae
+from pytest_agentevals.guards import Budget, guards_for
 from pytest_agentevals.sim import Reply, SimRequest, SimServer
 
 from .harness import HarnessConfig, RunResult
@@ -36,13 +38,16 @@ NOTES_SUFFIX = "-notes.txt"
 # The planted fixture's agent: noisier than the default model (more harmless differences between
 # seeds), compacting now and then, and with no restart to hide the mistake behind.
 CONFIG = HarnessConfig(compact_at=3000, max_restarts=0)
+# Each run's budget, enforced by the framework's guards (and told to the model in its opening).
+BUDGET = Budget(max_calls=200)
 READ_RATE = 0.3
 MISTAKE_RATE = 0.25
 
 
-def is_trigger(task: Task) -> bool:
-    """The tasks the flaw follows: a word repeated four times."""
-    return task.kind == "repeat" and task.a == 4
+def is_trigger(task: Task, after: int = 0) -> bool:
+    """The tasks the flaw follows: a word repeated four times (in a task numbered above `after`: a
+    long run's benchmark keeps the flaw for its end)."""
+    return task.kind == "repeat" and task.a == 4 and int(task.id[1:]) > after
 
 
 class BlunderModel(ScriptedModel):
@@ -53,11 +58,13 @@ class BlunderModel(ScriptedModel):
         seed: int = 0,
         *,
         blunder: bool = True,
+        after: int = 0,
         read_rate: float = READ_RATE,
         mistake_rate: float = MISTAKE_RATE,
     ) -> None:
         super().__init__(seed, read_rate=read_rate, mistake_rate=mistake_rate)
         self.blunder = blunder
+        self.after = after
 
     def __call__(self, request: SimRequest) -> Reply:
         if self.blunder and not _compacting(request):
@@ -82,7 +89,7 @@ class BlunderModel(ScriptedModel):
         opening = request.messages[0] if request.messages else {}
         tasks = self._tasks(_text_of(request, opening))
         task = next((t for t in tasks if t.id == outcome.get("task")), None)
-        return task if task is not None and is_trigger(task) else None
+        return task if task is not None and is_trigger(task, self.after) else None
 
 
 def _compacting(request: SimRequest) -> bool:
@@ -105,9 +112,9 @@ def _text_of(request: SimRequest, message: Mapping[str, Any]) -> str:
     return "\n".join(str(b.get("text", "")) for b in request.blocks(message) if b.get("type") == "text")
 
 
-def triggers(tasks: int, seed: int) -> list[int]:
+def triggers(tasks: int, seed: int, after: int = 0) -> list[int]:
     """The 1-based numbers of the tasks the flaw follows, in a seed's task list."""
-    return [n for n, task in enumerate(make_tasks(tasks, seed), 1) if is_trigger(task)]
+    return [n for n, task in enumerate(make_tasks(tasks, seed), 1) if is_trigger(task, after)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,24 +128,29 @@ class PlantedRun:
     mistake_step: int | None
 
 
-def record_run(folder: Path, seed: int, tasks: int, *, blunder: bool = True) -> PlantedRun:
-    """Record one seed of the agent (the flawed one unless `blunder=False`) into `folder`."""
+def record_run(
+    folder: Path, seed: int, tasks: int, *, blunder: bool = True, after: int = 0, budget: Budget = BUDGET
+) -> PlantedRun:
+    """Record one seed of the agent (the flawed one unless `blunder=False`) into `folder`, under
+    `budget`."""
     task = {"agent": "taskrunner-planted", "tasks": tasks, "seed": seed}
     path = folder / f"seed-{seed}.trace.jsonl"
     with (
         tempfile.TemporaryDirectory(prefix="planted-") as workspace,
-        SimServer(BlunderModel(seed, blunder=blunder), seed=seed) as sim,
-        ae.Recorder(path, agent="taskrunner-planted", seed=seed, task=task),
+        SimServer(BlunderModel(seed, blunder=blunder, after=after), seed=seed) as sim,
+        ae.Recorder(path, agent="taskrunner-planted", seed=seed, task=task, guards=guards_for(budget)),
     ):
         result = drive_tasks(sim.url, make_tasks(tasks, seed), Path(workspace))
     return PlantedRun(seed, path, result.status, mistake_step(path))
 
 
-def record_runs(folder: str | Path, seeds: Iterable[int], tasks: int = 16) -> list[PlantedRun]:
-    """Record the flawed agent on each seed into `folder` (made if missing)."""
+def record_runs(
+    folder: str | Path, seeds: Iterable[int], tasks: int = 10, after: int = 0, budget: Budget = BUDGET
+) -> list[PlantedRun]:
+    """Record the flawed agent on each seed into `folder` (made if missing), each under `budget`."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    return [record_run(out, seed, tasks) for seed in seeds]
+    return [record_run(out, seed, tasks, after=after, budget=budget) for seed in seeds]
 
 
 def mistake_step(trace: str | Path) -> int | None:
@@ -156,8 +168,10 @@ def mistake_step(trace: str | Path) -> int | None:
 @functools.cache
 def _http() -> anthropic.DefaultHttpxClient:
     # One HTTP client for every run of the process: building one loads the CA bundle (a tenth of a
-    # second), which was a third of a ten-task run.
-    return anthropic.DefaultHttpxClient()
+    # second), which was a third of a ten-task run. Closed when the process ends.
+    client = anthropic.DefaultHttpxClient()
+    atexit.register(client.close)
+    return client
 
 
 def drive_tasks(base_url: str, tasks: Sequence[Task], workspace: Path) -> RunResult:

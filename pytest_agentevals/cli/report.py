@@ -9,6 +9,7 @@ from typing import Any
 from ..marathon import stored
 from ..report import numbers
 from ..report.build import FORMATS, build_report, write_report
+from ..report.triage import load_triage
 
 DEFAULT_OUTPUT = "report.html"
 
@@ -43,6 +44,14 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--title", help="the page's title (default: the run's agent and status)")
     parser.add_argument(
+        "--triage",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a triage result to show as its own section: what agentevals triage rank --json or "
+        "triage fork --json printed (repeat for several)",
+    )
+    parser.add_argument(
         "--watch",
         action="store_true",
         help="the live console: serve the report on 127.0.0.1 and keep it up to date as the traces grow "
@@ -73,7 +82,8 @@ def main(args: argparse.Namespace) -> int:
     if args.port or args.silent_after is not None:
         raise SystemExit("agentevals report: --port and --silent-after go with --watch")
     verdicts, problems = stored.verdict_rows_under(args.traces)
-    report = build_report(args.traces, title=args.title, verdicts=verdicts)
+    triage = [load_triage(path) for path in args.triage]
+    report = build_report(args.traces, title=args.title, verdicts=verdicts, triage=triage)
     for problem in [*problems, *report.problems]:
         print(f"agentevals report: warning: {problem}", file=sys.stderr)
     if args.format == "markdown" and args.output is None:

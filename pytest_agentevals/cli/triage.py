@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TriageError
-from ..triage import load_run, load_runs, rank, shrink, write_case
-from ..triage.render import ranking_shown, shrunk_text
+from ..guards import Budget
+from ..trace.loaders import load_json
+from ..triage import fork, load_run, load_runs, rank, shrink, write_case
+from ..triage.render import fork_shown, ranking_shown, shrunk_text
 from .common import add_format
 
 
@@ -36,6 +38,59 @@ def register(subparsers: Any) -> None:
     ranked.add_argument("--top", type=int, default=3, help="candidates shown per failing run (default: 3)")
     add_format(ranked, ("text", "json"))
     ranked.set_defaults(func=rank_main)
+    forked = commands.add_parser(
+        "fork",
+        help="re-drive a failing run from a step with another decision there: is it where it failed?",
+        description="Replay TRACE strictly up to step K, put another decision at K (the closest passing "
+        "run's at the same point of its work, or --decision), run forward live N times against the "
+        "simulated model, seeded, under the run's budget, and print the recovery rate with its 95%% "
+        "interval: 'fixed at K', 'not at K' or 'cannot tell'. Exit 0.",
+    )
+    forked.add_argument("trace", help="the failing run (.trace.jsonl)")
+    forked.add_argument("--step", type=int, required=True, help="the step to fork at (from rank)")
+    forked.add_argument(
+        "--drive",
+        required=True,
+        metavar="MODULE:FUNCTION",
+        help="runs the agent: FUNCTION(base_url, task, workspace), task as the trace's run_start holds it",
+    )
+    forked.add_argument(
+        "--model",
+        required=True,
+        metavar="MODULE:FUNCTION",
+        help="the live model after the step: FUNCTION(seed) returns a policy of the simulated server",
+    )
+    forked.add_argument(
+        "--passing",
+        nargs="+",
+        default=[],
+        metavar="TRACE",
+        help="passing runs (files or folders) to take the decision from",
+    )
+    forked.add_argument(
+        "--decision",
+        metavar="JSON",
+        help='the decision to put at the step instead: content blocks, e.g. \'[{"type": "tool_use", '
+        '"name": "read_file", "input": {"path": "t008.txt"}}]\'',
+    )
+    forked.add_argument("-n", type=int, default=10, help="re-drives (default: 10)")
+    forked.add_argument("--seed", type=int, default=0, help="the first re-drive's seed (default: 0)")
+    forked.add_argument(
+        "--budget",
+        action="append",
+        metavar="KEY=VALUE",
+        help="the guards' budget of each re-drive (default: the one the run was recorded under)",
+    )
+    forked.add_argument(
+        "--min-rate", type=float, default=0.5, help="the recovery rate that says 'fixed' (default: 0.5)"
+    )
+    forked.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="keep each re-drive's trace in DIR (default: a temporary folder, removed after)",
+    )
+    add_format(forked, ("text", "json"))
+    forked.set_defaults(func=fork_main)
     shrunk = commands.add_parser(
         "shrink",
         help="cut a failing run's decisive step down to the smallest test that still fails",
@@ -116,4 +171,35 @@ def shrink_main(args: argparse.Namespace) -> int:
     shrunk = shrink(load_run(args.trace), args.step, decide)
     written = write_case(shrunk, args.output, args.name, args.decide, force=args.force)
     print(shrunk_text(shrunk, written))
+    return 0
+
+
+def decision_of(text: str) -> list[dict[str, Any]]:
+    """--decision's JSON: a list of content blocks, or one block."""
+    value = load_json(text, lambda line, problem: TriageError(f"--decision: {problem}"))
+    blocks = [value] if isinstance(value, dict) else value
+    if not isinstance(blocks, list) or not blocks or not all(isinstance(b, dict) for b in blocks):
+        raise TriageError('--decision: give content blocks, e.g. [{"type": "text", "text": "..."}]')
+    return blocks
+
+
+def fork_main(args: argparse.Namespace) -> int:
+    drive = imported(args.drive, "--drive")
+    model = imported(args.model, "--model")
+    run = load_run(args.trace)
+    passing = [r for r in load_runs(traces_in(args.passing)) if r.passed] if args.passing else []
+    result = fork(
+        run,
+        args.step,
+        drive=drive,
+        model=model,
+        replacement=decision_of(args.decision) if args.decision else None,
+        passing=passing,
+        n=args.n,
+        seed=args.seed,
+        budget=Budget.parse("--budget", args.budget) if args.budget else None,
+        min_rate=args.min_rate,
+        workdir=args.keep,
+    )
+    print(fork_shown(result, args.format))
     return 0

@@ -19,6 +19,7 @@ from . import secrets
 from .html import render_page
 from .markdown import summary_markdown
 from .run import RunView, read_run
+from .triage import Triage, triage_markdown
 
 TRACE_SUFFIX = ".trace.jsonl"
 FORMATS = ("html", "markdown")
@@ -31,6 +32,7 @@ class Report:
     verdicts: Sequence[VerdictRow] = ()
     context_windows: Mapping[str, int] | None = None
     problems: list[str] = field(default_factory=list)  # every run's, "file: problem"
+    triage: Sequence[Triage] = ()  # triage results shown as their own section
 
     @property
     def damaged(self) -> bool:
@@ -40,7 +42,11 @@ class Report:
     def html(self) -> str:
         """The page. Raises `ReportError`, naming the place, if it would hold a secret-shaped string."""
         fragments = render_page(
-            self.runs, title=self.title, verdicts=self.verdicts, context_windows=self.context_windows
+            self.runs,
+            title=self.title,
+            verdicts=self.verdicts,
+            context_windows=self.context_windows,
+            triage=self.triage,
         )
         secrets.check(
             (secrets.Placed(f.place, f.text, f.data, f.packed) for f in fragments), "the HTML report"
@@ -49,6 +55,8 @@ class Report:
 
     def markdown(self) -> str:
         text = summary_markdown(self.runs, title=self.title, verdicts=self.verdicts)
+        if self.triage:
+            text = text.rstrip("\n") + "\n\n" + triage_markdown(self.triage) + "\n"
         secrets.check([secrets.Placed("the Markdown summary", text)], "the Markdown summary")
         return text
 
@@ -89,9 +97,11 @@ def build_report(
     verdicts: Sequence[VerdictRow] = (),
     context_windows: Mapping[str, int] | None = None,
     allow_empty: bool = False,
+    triage: Sequence[Triage] = (),
 ) -> Report:
     """Read each trace (a folder stands for the traces in it) into a report. A file that is not a
-    trace raises `TraceError`; no trace at all raises `ReportError` unless `allow_empty`."""
+    trace raises `TraceError`; no trace at all raises `ReportError` unless `allow_empty`. `triage`:
+    results of `agentevals triage` (`report.triage.load_triage`), shown as their own section."""
     files = trace_files(paths)
     if not files and not allow_empty:
         raise ReportError(
@@ -105,6 +115,7 @@ def build_report(
         verdicts=verdicts,
         context_windows=context_windows,
         problems=[f"{run.path}: {problem}" for run in runs for problem in run.problems],
+        triage=tuple(triage),
     )
 
 

@@ -28,6 +28,7 @@ from .charts import Budgets, Mark, XScale
 from .downsample import CallBuckets, ProgressBuckets, bucket_calls, bucket_progress, series_json
 from .run import RunView
 from .transcript import StepRecord, Text
+from .triage import Triage, triage_html
 from .verdicts import verdicts_html
 
 # The whole texts behind a transcript's previews, in characters, for the page: past it, the records
@@ -90,6 +91,7 @@ def render_page(
     verdicts: Sequence[VerdictRow] = (),
     context_windows: Mapping[str, int] | None = None,
     live: Mapping[str, Any] | None = None,
+    triage: Sequence[Triage] = (),
 ) -> list[Fragment]:
     """The page, as fragments in order; `"".join(f.text for f in fragments)` is the HTML.
 
@@ -115,6 +117,14 @@ def render_page(
     verdicts_part = verdicts_html(verdicts)
     if verdicts_part:
         frags.append(Fragment("the marathon verdicts", verdicts_part))
+    if triage:
+        # A ranked run links to its section when its trace is on the page too (by seed, as rank names it).
+        anchors = {
+            f"seed {run.metrics.seed}": f"run-{i + 1}"
+            for i, run in enumerate(runs)
+            if run.metrics.seed is not None
+        }
+        frags.append(Fragment("the triage section", triage_html(triage, anchors)))
     drawn = [_draw(run, context_windows) for run in runs]
     if len(runs) > 1:
         frags.append(Fragment("the overview", overview(runs, drawn)))

@@ -19,14 +19,18 @@ from .._lazy import attach
 if TYPE_CHECKING:
     from .delta import Reduced, ddmin
     from .minimize import Decide, Shrunk, check_case, decision_key, load_case, shrink, write_case
+    from .redrive import Drive, ForkResult, Redrive, fork, replacement_for
     from .spectrum import Candidate, Evidence, Ranking, RunRanking, closest_passing, ochiai, rank
     from .steps import Run, Step, load_run, load_runs, shape
 
 __all__ = [
     "Candidate",
     "Decide",
+    "Drive",
     "Evidence",
+    "ForkResult",
     "Ranking",
+    "Redrive",
     "Reduced",
     "Run",
     "RunRanking",
@@ -36,11 +40,13 @@ __all__ = [
     "closest_passing",
     "ddmin",
     "decision_key",
+    "fork",
     "load_case",
     "load_run",
     "load_runs",
     "ochiai",
     "rank",
+    "replacement_for",
     "shape",
     "shrink",
     "write_case",

@@ -15,14 +15,13 @@ import copy
 import hashlib
 import json
 import re
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import TriageError
-from ..fileio import write_atomic
+from ..fileio import make_folders, write_atomic
 from ..trace.loaders import load_json
 from .delta import ddmin
 from .steps import Run, Step, load_run, shape
@@ -211,11 +210,15 @@ def write_case(shrunk: Shrunk, folder: str | Path, name: str, decide: str, *, fo
     written = Written(
         out / f"{name}.triage.json", out / f"test_triage_{slug}.py", out / f"{name}.original.trace.jsonl"
     )
-    existing = [str(p) for p in (written.case, written.test, written.original) if p.exists()]
+    existing = [
+        str(p) for p in (written.case, written.test, written.original) if p.exists() or p.is_symlink()
+    ]
     if existing and not force:
         raise TriageError(f"{', '.join(existing)}: already there; choose another --name, or --force")
-    out.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(shrunk.run.trace, written.original)
+    # Nothing is written through a link (a committed one could point outside the tree): each file
+    # goes in atomically, and a link in the way is refused, naming it.
+    make_folders(out)
+    write_atomic(written.original, shrunk.run.trace.read_bytes())
     data = shrunk.to_json()
     data["provenance"]["trace"] = written.original.name
     data["provenance"]["recorded_as"] = str(shrunk.run.trace)

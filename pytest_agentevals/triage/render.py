@@ -6,6 +6,7 @@ import json
 
 from ..trace.terminal import safe
 from .minimize import Shrunk, Written
+from .redrive import ForkResult
 from .spectrum import Ranking
 
 MAX_DECISION = 90
@@ -68,3 +69,31 @@ def shrunk_text(shrunk: Shrunk, written: Written | None = None) -> str:
             f"wrote {written.original} (the original run)",
         ]
     return safe("\n".join(lines))
+
+
+def fork_text(result: ForkResult) -> str:
+    seeds = [r.seed for r in result.redrives]
+    span = f"{seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else str(seeds[0])
+    cost = result.cost
+    guards = ", ".join(f"{k}={v:g}" for k, v in result.budget.as_dict().items()) if result.budget else "none"
+    lines = [
+        f"triage fork: {result.run.label} at step {result.step.number}, {len(result.redrives)} re-drive(s) "
+        f"(seeds {span}); the decision put there: {result.source}",
+        f"  {result.line()}",
+        f"  cost: {cost['model_calls']} model calls ({cost['live_calls']} live after step "
+        f"{result.step.number}), {cost['tokens']:,} tokens, ${cost['cost_usd']:.4f}; guards: {guards}; "
+        f"at most {result.cap} live calls a re-drive",
+    ]
+    for redrive in result.redrives:
+        how = redrive.status or "incomplete"
+        extra = f"; left the recording: {redrive.diverged}" if redrive.diverged else ""
+        extra += f"; {redrive.error}" if redrive.error else ""
+        lines.append(
+            f"  seed {redrive.seed}: {'recovered' if redrive.passed else 'failed'} ({how}), "
+            f"{redrive.model_calls} calls ({redrive.live_calls} live){extra}"
+        )
+    return safe("\n".join(lines))
+
+
+def fork_shown(result: ForkResult, form: str) -> str:
+    return json.dumps(result.to_json(), indent=2) if form == "json" else fork_text(result)

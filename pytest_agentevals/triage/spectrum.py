@@ -114,8 +114,9 @@ def ochiai(failing_with: int, passing_with: int, failing: int) -> float:
 
 def rank(runs: Sequence[Run]) -> Ranking:
     """Rank the steps of every failing run among `runs` (at least one failing and one passing)."""
-    failing = [run for run in runs if not run.passed]
-    passing = [run for run in runs if run.passed]
+    ordered = sorted(runs, key=_seed_order)
+    failing = [run for run in ordered if not run.passed]
+    passing = [run for run in ordered if run.passed]
     if not failing or not passing:
         have = "failing" if failing else "passing"
         raise TriageError(
@@ -149,6 +150,11 @@ def rank(runs: Sequence[Run]) -> Ranking:
         candidates.sort(key=lambda pair: pair[0])
         ranking.runs.append(RunRanking(run, [c for _, c in candidates], closest, divergence))
     return ranking
+
+
+def _seed_order(run: Run) -> tuple[int, int | str]:
+    """Seed 2 before seed 10; runs without a numeric seed after, by file."""
+    return (0, run.seed) if isinstance(run.seed, int) else (1, str(run.trace))
 
 
 def closest_passing(run: Run, passing: Sequence[Run]) -> tuple[Run | None, int | None]:

@@ -114,6 +114,7 @@ class Run:
     seed: Any
     task: Any
     steps: list[Step]
+    budget: Mapping[str, Any] | None = None  # the limits its guards enforced (run_start's budget)
 
     @property
     def label(self) -> str:
@@ -155,6 +156,7 @@ def load_run(path: str | Path, passed: bool | None = None) -> Run:
         seed=start.get("seed"),
         task=start.get("task"),
         steps=steps,
+        budget=start.get("budget") if isinstance(start.get("budget"), Mapping) else None,
     )
 
 

@@ -296,3 +296,44 @@ def test_dense_markers_are_a_band_of_counts_and_failed_checks_and_tool_results_r
     assert "tool run_check(task=T040) → returned" in step_40
     assert "harness check T040 FAILED" in step_40
     opened.assert_clean()
+
+
+def test_a_triage_result_is_its_own_section_linked_to_its_runs(open_page: Any, tmp_path: Path) -> None:
+    import json
+
+    from examples.taskrunner import planted
+    from pytest_agentevals.report.triage import load_triage
+    from pytest_agentevals.triage import fork, load_runs, rank
+
+    runs = planted.record_runs(tmp_path / "night", [7, 0, 5], tasks=10)  # seed 7 meets the flaw
+    loaded = load_runs(run.trace for run in runs)
+    ranking = rank(loaded)
+    k = runs[0].mistake_step
+    assert k is not None
+    forked = fork(loaded[0], k, drive=planted.drive, model=planted.model, passing=ranking.passing, n=2)
+    ranked_file, fork_file = tmp_path / "rank.json", tmp_path / "fork.json"
+    data = ranking.to_json(3)
+    data["runs"][0]["candidates"][1]["decision"] = PAYLOAD  # text from a file stays text
+    ranked_file.write_text(json.dumps(data))
+    fork_file.write_text(json.dumps(forked.to_json()))
+    page_path = tmp_path / "report.html"
+    triage = [load_triage(ranked_file), load_triage(fork_file)]
+    write_report(build_report([run.trace for run in runs], triage=triage), page_path, root=tmp_path)
+    opened = open_page(page_path)
+    page = opened.page
+    section = page.locator("#triage")
+    assert section.is_visible()
+    first = section.locator('.ranked[data-run="seed 7"] tbody tr').first
+    assert first.get_attribute("data-step") == str(k)
+    assert "t008-notes.txt" in first.inner_text()
+    assert "call:read_file(path=a#-a.a): 1/1 failing, 0/2 passing" in first.inner_text()
+    assert PAYLOAD in section.inner_text()
+    assert page.evaluate("typeof window.__xss") == "undefined"
+    verdict = section.locator(".fork p").first
+    assert verdict.inner_text() == f"cannot tell at {k}: 2/2 (0.34\N{EN DASH}1.00)"  # two re-drives are few
+    assert "verdict-inconclusive" in (verdict.get_attribute("class") or "")
+    # The ranked run's name links to its run's section on the same page.
+    section.locator('.ranked[data-run="seed 7"] h3 a').click()
+    assert page.evaluate("location.hash") == "#run-1"
+    assert page.locator("#run-1").is_visible()
+    opened.assert_clean()

@@ -11,7 +11,7 @@ import pytest
 
 from examples.taskrunner import planted
 from pytest_agentevals.cli import main
-from pytest_agentevals.errors import TriageError
+from pytest_agentevals.errors import LinkRefused, TriageError
 from pytest_agentevals.triage import check_case, load_case, shrink, write_case
 
 from ..conftest import REPO, run_agentevals
@@ -113,3 +113,18 @@ def test_names_are_checked_before_anything_is_written(planted_runs: Runs, tmp_pa
     with pytest.raises(TriageError, match="module:function"):
         write_case(shrunk, tmp_path, "ok", "os; import sys")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_nothing_is_written_through_a_link(planted_runs: Runs, tmp_path: Path) -> None:
+    run = planted_runs[FAILING[0]]
+    assert run.mistake_step is not None
+    shrunk = shrink(run.trace, run.mistake_step, planted.decide)
+    outside = tmp_path / "outside.jsonl"
+    out = tmp_path / "tests"
+    out.mkdir()
+    (out / "x.original.trace.jsonl").symlink_to(outside)  # a dangling link, as a pull request may hold
+    with pytest.raises(TriageError, match="already there"):
+        write_case(shrunk, out, "x", "examples.taskrunner.planted:decide")
+    with pytest.raises(LinkRefused, match="is a symbolic link"):
+        write_case(shrunk, out, "x", "examples.taskrunner.planted:decide", force=True)
+    assert not outside.exists()
