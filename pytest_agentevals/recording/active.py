@@ -14,6 +14,7 @@ filed under a guess.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import itertools
@@ -186,6 +187,22 @@ def replayer() -> Any:
 
 
 # -- threads joining a run ------------------------------------------------------------------------
+
+
+def snapshot() -> tuple[Frame, ...]:
+    """The runs open in this context, to enter elsewhere later (`entered`)."""
+    return _frames.get()
+
+
+@contextlib.contextmanager
+def entered(frames: tuple[Frame, ...]) -> Iterator[None]:
+    """Run a block in the runs of a `snapshot` (a request thread of the model endpoint, on the route
+    of the run that asked for it)."""
+    token = _frames.set(frames)
+    try:
+        yield
+    finally:
+        _frames.reset(token)
 
 
 def bind(fn: Callable[P, R]) -> Callable[P, R]:
