@@ -134,11 +134,6 @@ def current(kind: str) -> Any:
     return _find(kind, reversed(_nest))
 
 
-def bound() -> bool:
-    """Whether this context has a run of its own open (else it sees the process's fallback)."""
-    return any(frame.open for frame in _frames.get())
-
-
 def ambiguous() -> AmbiguousRun:
     with _lock:
         labels = list(dict.fromkeys(f.label for f in _open if f.kind in (RECORDER, REPLAYER, SOURCE)))
@@ -150,12 +145,6 @@ def ambiguous() -> AmbiguousRun:
         "run's context — an asyncio task created there inherits it; a thread joins it through "
         "pytest_agentevals.bind(fn) or pytest_agentevals.recording.bound_executor(pool) (docs/service.md)"
     )
-
-
-def open_runs() -> list[str]:
-    """The labels of the runs open in this process (recordings and replays), oldest first."""
-    with _lock:
-        return list(dict.fromkeys(f.label for f in _open if f.kind in (RECORDER, REPLAYER)))
 
 
 # -- the kinds, by name ---------------------------------------------------------------------------
