@@ -20,7 +20,8 @@ An upstream that cannot be reached, times out or answers something that is not H
 connection mid-answer drops the client's mid-answer too. Every such exchange is in the trace.
 
 The URL holds a token of this endpoint's own (`/agentevals-<token>`): a client of another run's
-endpoint (a port reused) gets a 404, never this run's answers.
+endpoint (a port reused) gets a 404, never this run's answers. Each run open side by side in this
+process may have a route of its own (`route()`, `routes.py`): its requests go to that run alone.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ..errors import AgentEvalsError, RecordingError
+from ..errors import AgentEvalsError, AmbiguousRun, RecordingError
 from ..recording import active
 from ..recording.providers.anthropic import is_messages_call
 from ..recording.recorder import Recorder, current_recorder
@@ -49,6 +50,7 @@ from .credentials import without_credentials
 from .final import final_answer
 from .headers import read_headers
 from .inbound import Refused, normalized_path, read_body
+from .routes import Route, Routes
 from .upstream import DEFAULT_TIMEOUT_S, DEFAULT_UPSTREAM, Upstream, UpstreamFailure, failure_of
 from .wire import HOP_BY_HOP, Request, error_body, header_items, vcr_response
 
@@ -93,6 +95,7 @@ class ModelEndpoint:
         # starting one of its own): forward where that one forwards, so nothing is recorded twice.
         self.upstream = Upstream(_RUNNING.get(base, base), timeout)
         self.token = secrets.token_urlsafe(16)
+        self.routes = Routes()  # the endpoint's own URL and each run's (routes.py)
         self.requests = 0
         self.forwarded = 0
         self._lock = threading.Lock()
@@ -128,7 +131,8 @@ class ModelEndpoint:
             target=self._httpd.serve_forever, args=(0.05,), name="agentevals-endpoint", daemon=True
         )
         self._thread.start()
-        active.push_endpoint(self.url)
+        self.routes.add(self.token)  # the endpoint's own URL: the runs of the context that started it
+        active.push_endpoint(self._origin)
         _RUNNING[self.url] = self.upstream.base_url
         return self
 
@@ -137,7 +141,8 @@ class ModelEndpoint:
         if httpd is None:
             return
         url = f"http://127.0.0.1:{httpd.server_address[1]}/agentevals-{self.token}"
-        active.pop_endpoint(url)
+        active.pop_endpoint(f"http://127.0.0.1:{httpd.server_address[1]}")
+        self.routes.clear()
         _RUNNING.pop(url, None)
         httpd.shutdown()
         httpd.close_connections()
@@ -167,6 +172,18 @@ class ModelEndpoint:
         return f"http://127.0.0.1:{self.port}/agentevals-{self.token}"
 
     @property
+    def _origin(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def route(self) -> Route:
+        """A route of its own for the run open in this context (a session of a service, one of several
+        concurrent tests): its `url` and `env` take a subprocess's requests into this run alone,
+        whichever thread serves them (docs/service.md). Close it, or stop the endpoint, to refuse them."""
+        token = self.routes.add()
+        url = f"{self._origin}/agentevals-{token}"
+        return Route(token, url, {**self.env, "ANTHROPIC_BASE_URL": url}, self.routes)
+
+    @property
     def replaying(self) -> bool:
         """Whether a replay that forwards nothing is active (then `env` holds a placeholder key)."""
         replayer = active.replayer()
@@ -192,9 +209,8 @@ class ModelEndpoint:
     def handle(self, handler: _Handler) -> None:
         with self._lock:
             self.requests += 1
-        prefix = f"/agentevals-{self.token}"
-        path = handler.path
-        if not (path == prefix or path.startswith((prefix + "/", prefix + "?"))):
+        found = self.routes.match(handler.path)
+        if found is None:
             handler.close_connection = True
             _refuse(
                 handler,
@@ -204,9 +220,18 @@ class ModelEndpoint:
                 "token of its own in its URL): point the client at ANTHROPIC_BASE_URL as the run gave it",
             )
             return
-        rest = path[len(prefix) :] or "/"
-        if not rest.startswith("/"):
-            rest = "/" + rest
+        rest, frames = found
+        with active.entered(frames):  # the route's run, whichever thread serves it
+            try:
+                self._handle(handler, rest)
+            except AmbiguousRun as exc:
+                _refuse_final(
+                    handler,
+                    f"agentevals endpoint: {exc}; or give each run's "
+                    "subprocess its own route (ModelEndpoint.route())",
+                )
+
+    def _handle(self, handler: _Handler, rest: str) -> None:
         try:
             rest = normalized_path(rest)  # before the guards: they count what the upstream answers
             body = read_body(handler.rfile, handler.headers)
@@ -218,9 +243,12 @@ class ModelEndpoint:
         replayer = active.replayer()
         recorder = current_recorder()
         if replayer is not None:
-            self._replay(handler, replayer, recorder, rest, headers, body)
+            with recorder.endpoint_exchange() if recorder is not None else contextlib.nullcontext():
+                self._replay(handler, replayer, recorder, rest, headers, body)
         elif recorder is not None:
-            self._record(handler, recorder, rest, headers, body)
+            # The answer goes out before it is recorded: a run stopping meanwhile waits for it.
+            with recorder.endpoint_exchange():
+                self._record(handler, recorder, rest, headers, body)
         else:
             _refuse_final(
                 handler,

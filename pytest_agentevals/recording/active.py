@@ -14,6 +14,7 @@ filed under a guess.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import itertools
@@ -133,11 +134,6 @@ def current(kind: str) -> Any:
     return _find(kind, reversed(_nest))
 
 
-def bound() -> bool:
-    """Whether this context has a run of its own open (else it sees the process's fallback)."""
-    return any(frame.open for frame in _frames.get())
-
-
 def ambiguous() -> AmbiguousRun:
     with _lock:
         labels = list(dict.fromkeys(f.label for f in _open if f.kind in (RECORDER, REPLAYER, SOURCE)))
@@ -149,12 +145,6 @@ def ambiguous() -> AmbiguousRun:
         "run's context — an asyncio task created there inherits it; a thread joins it through "
         "pytest_agentevals.bind(fn) or pytest_agentevals.recording.bound_executor(pool) (docs/service.md)"
     )
-
-
-def open_runs() -> list[str]:
-    """The labels of the runs open in this process (recordings and replays), oldest first."""
-    with _lock:
-        return list(dict.fromkeys(f.label for f in _open if f.kind in (RECORDER, REPLAYER)))
 
 
 # -- the kinds, by name ---------------------------------------------------------------------------
@@ -186,6 +176,22 @@ def replayer() -> Any:
 
 
 # -- threads joining a run ------------------------------------------------------------------------
+
+
+def snapshot() -> tuple[Frame, ...]:
+    """The runs open in this context, to enter elsewhere later (`entered`)."""
+    return _frames.get()
+
+
+@contextlib.contextmanager
+def entered(frames: tuple[Frame, ...]) -> Iterator[None]:
+    """Run a block in the runs of a `snapshot` (a request thread of the model endpoint, on the route
+    of the run that asked for it)."""
+    token = _frames.set(frames)
+    try:
+        yield
+    finally:
+        _frames.reset(token)
 
 
 def bind(fn: Callable[P, R]) -> Callable[P, R]:

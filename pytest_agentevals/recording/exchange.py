@@ -91,6 +91,14 @@ def model_call_fields(
         "response": {"status": status, "headers": anthropic.response_headers(lowered), **stored},
         "latency_ms": round(latency_s * 1000, 3),
     }
+    # What finds this exchange from elsewhere: the API's id of the answer (a support ticket quotes
+    # it) and the W3C trace context the caller sent (a production span carries its trace id).
+    request_id = _first(lowered, "request-id")
+    if request_id:
+        fields["request_id"] = request_id
+    traceparent = request["headers"].get("traceparent")
+    if traceparent:
+        fields["traceparent"] = traceparent
     if is_model:
         usage = anthropic.usage_of(stored)
         raw_model = body.get("model")

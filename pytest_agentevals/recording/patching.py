@@ -16,7 +16,9 @@ import threading
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from ..errors import AmbiguousRun
 from . import active, vcr_request
+from .providers.anthropic import is_messages_call
 
 # Only the httpx family: the anthropic SDK speaks over httpx (1.x) or httpx2 (2.x). Patching
 # http.client too would record the same call twice and catch our own loopback servers. Decided
@@ -312,7 +314,14 @@ class _Routed:
     def can_play_response_for(self, request: Any) -> bool:
         # The cassette is chosen once per request, in the context that sends it, and kept on the
         # request: vcrpy hands the same request to append() later, maybe from another frame.
-        cassette = self._cassette()
+        try:
+            cassette: CassetteLike = self._cassette()
+        except AmbiguousRun:
+            if is_messages_call(request.method, request.uri):
+                raise  # a model call of no run, runs side by side: refused (active.py)
+            # Any other request of a context of no run (a service's health check, its own inbound
+            # test traffic) is no run's event: it goes on, filed under none.
+            cassette = _UNFILED
         request._agentevals_cassette = cassette
         return cassette.can_play_response_for(request)
 
@@ -327,11 +336,37 @@ class _Routed:
         self._of(request).append(request, response)
 
     def filter_request(self, request: Any) -> Any:
-        return self._cassette().filter_request(request)
+        return self._of(request).filter_request(request)
 
     @property
     def write_protected(self) -> bool:
-        return self._cassette().write_protected
+        # vcrpy asks this right after can_play_response_for, in the same context and without the
+        # request: a context of no run sends what it sends (see above).
+        try:
+            return self._cassette().write_protected
+        except AmbiguousRun:
+            return False
+
+
+class _Unfiled:
+    """What a non-model request of a context of no run meets while runs are open side by side."""
+
+    write_protected = False
+
+    def can_play_response_for(self, request: Any) -> bool:
+        return False
+
+    def play_response(self, request: Any) -> Any:  # pragma: no cover - never asked: nothing plays
+        raise RuntimeError("agentevals: nothing to play for a request of no run")
+
+    def append(self, request: Any, response: dict[str, Any]) -> None:
+        pass
+
+    def filter_request(self, request: Any) -> Any:
+        return request
+
+
+_UNFILED = _Unfiled()
 
 
 _ROUTED = _Routed()

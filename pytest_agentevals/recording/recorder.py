@@ -9,7 +9,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -30,6 +30,8 @@ from .providers.anthropic import is_messages_call
 
 if TYPE_CHECKING:  # the check's module loads with the first check
     from .verify import Check
+
+EXCHANGE_WAIT_S = 30.0  # how long a stopping run waits for its endpoint exchanges to be written
 
 
 class _RecordingCassette:
@@ -125,6 +127,8 @@ class Recorder:
         self._secrets = secrets
         self._http = http
         self._lock = threading.RLock()
+        self._in_flight = 0  # exchanges of the model endpoint answered but maybe not yet recorded
+        self._drained = threading.Condition(self._lock)
         self._writer: TraceWriter | None = None
         self._patches: contextlib.ExitStack | None = None
         self._frame: active.Frame | None = None
@@ -228,10 +232,25 @@ class Recorder:
             raise ValueError(f"unknown run status {status!r}; use one of: {', '.join(RUN_STATUSES)}")
         self.status = status
 
+    @contextlib.contextmanager
+    def endpoint_exchange(self) -> Iterator[None]:
+        """One model endpoint exchange of this run: the endpoint answers its client before it writes
+        the exchange, so a run stopped as soon as its client has the answer waits for it here."""
+        with self._lock:
+            self._in_flight += 1
+        try:
+            yield
+        finally:
+            with self._drained:
+                self._in_flight -= 1
+                self._drained.notify_all()
+
     def stop(self, status: str | None = None, error: BaseException | None = None) -> None:
         writer = self._writer
         if writer is None:
             return
+        with self._drained:  # bounded: an exchange that hangs must not hang the run's end
+            self._drained.wait_for(lambda: self._in_flight == 0, timeout=EXCHANGE_WAIT_S)
         if self._patches is not None:
             self._patches.close()
             self._patches = None

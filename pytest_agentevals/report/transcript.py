@@ -23,6 +23,7 @@ from typing import Any
 from ..metrics import incident_of, weather
 from ..trace.events import Event
 from ..trace.messages import response_message
+from ..trace.render import trace_id
 from ..trace.totals import http_ok, is_model_call, number
 
 PREVIEW_CHARS = 600  # shown at once
@@ -369,6 +370,10 @@ def _model_call(event: Event) -> Item:
     ]
     if latency is not None:
         parts.append(f"{latency:,.0f} ms")
+    if isinstance(event.get("request_id"), str):
+        parts.append(f"request-id {event['request_id']}")
+    if isinstance(event.get("traceparent"), str):
+        parts.append(f"trace {trace_id(event['traceparent'])}")
     texts: list[tuple[str, Text]] = []
     request = event.get("request")
     sent = _sent(request if isinstance(request, dict) else {})

@@ -422,6 +422,9 @@ def _seconds(value: float) -> str:
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # SimServer.stop joins the connection threads itself
+    # The listen queue: socketserver's 5 resets clients beyond it, and a service's many sessions (or
+    # a pool's connections) connect at once (benchmarks/service.py: 64).
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], handler: type[_Handler], sim: SimServer) -> None:
         self.sim = sim

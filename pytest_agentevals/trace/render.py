@@ -14,7 +14,8 @@ def summary_text(s: TraceSummary) -> str:
     tools = ", ".join(f"{name} {count}" for name, count in list(s.tools.items())[:6]) or "none"
     lines = [
         f"trace      {s.path} ({_size(s.bytes)})",
-        f"run        {s.run_id} · agent {s.agent} · seed {s.seed} · started {s.started_at}",
+        f"run        {s.run_id} · agent {s.agent} · seed {s.seed} · started {s.started_at}"
+        + (f" · session {s.session}" if s.session is not None else ""),
         f"ended      {s.status or 'unknown (no run_end)'}" + (f" — {s.error}" if s.error else ""),
         f"steps      {s.steps} in {s.duration_s:.1f}s · models {', '.join(s.models) or 'none'}",
         f"model      {s.model_calls} calls ({s.streamed_calls} streamed, {s.model_errors} errors)",
@@ -27,6 +28,7 @@ def summary_text(s: TraceSummary) -> str:
         f"verified   {s.verifications_passed}/{verifications} passed{progress}"
         + (" (of no model call: not the agent's work)" if s.model_calls == 0 and verifications else ""),
     ]
+    lines.extend(_correlation(s))
     if s.problems:
         lines.append("problems")
         lines.extend(f"  - {problem}" for problem in s.problems)
@@ -45,6 +47,32 @@ def cache_write_split(writes: dict[str, int]) -> str:
         return " (no 5m/1h split recorded: priced at the 5-minute rate)"
     rest = f" · {unsplit:,} without a split, priced at the 5-minute rate" if unsplit else ""
     return f" (5m {five:,} · 1h {hour:,}{rest})"
+
+
+CORRELATION_SHOWN = 8
+
+
+def trace_id(traceparent: str) -> str:
+    """The trace id of a W3C traceparent (`00-<trace id>-<parent id>-<flags>`), or the whole value."""
+    parts = traceparent.split("-")
+    return parts[1] if len(parts) == 4 and len(parts[1]) == 32 else traceparent
+
+
+def _correlation(s: TraceSummary) -> list[str]:
+    """The model calls' request ids and trace ids, to find an exchange from a ticket or a span."""
+    if not s.correlation:
+        return []
+    lines = [f"requests   {len(s.correlation)} model calls carry a request-id or a traceparent"]
+    for call in s.correlation[:CORRELATION_SHOWN]:
+        parts = [f"seq {call['seq']} (step {call['step']})"]
+        if "request_id" in call:
+            parts.append(f"request-id {call['request_id']}")
+        if "traceparent" in call:
+            parts.append(f"trace {trace_id(call['traceparent'])}")
+        lines.append("  - " + " · ".join(parts))
+    if len(s.correlation) > CORRELATION_SHOWN:
+        lines.append(f"  … {len(s.correlation) - CORRELATION_SHOWN} more (--format json lists them all)")
+    return lines
 
 
 def _size(count: int) -> str:

@@ -22,6 +22,7 @@ class TraceSummary:
     path: str
     run_id: str | None = None
     agent: str | None = None
+    session: str | None = None
     seed: Any = None
     started_at: str | None = None
     models: list[str] = field(default_factory=list)
@@ -47,6 +48,8 @@ class TraceSummary:
     error: str | None = None
     bytes: int = 0
     problems: list[str] = field(default_factory=list)
+    # Each model call that names itself to the world: seq, step, `request_id`, `traceparent`.
+    correlation: list[dict[str, Any]] = field(default_factory=list)
     # Why reading stopped before the end (a damaged line in the middle), or None: read to the end.
     unreadable: str | None = None
     unpriced: set[str] = field(default_factory=set, repr=False)
@@ -120,6 +123,7 @@ def _add(
     if t is not None:
         summary.duration_s = max(summary.duration_s, t)
     if kind == "model_call":
+        _correlate(summary, event)
         if totals.add_model_call(event):
             if event.get("stream"):
                 summary.streamed_calls += 1
@@ -130,6 +134,8 @@ def _add(
     if kind == "run_start":
         summary.run_id = event["run_id"]
         summary.agent = event["agent"]
+        session = event.get("session")
+        summary.session = session if isinstance(session, str) else None
         summary.seed = event.get("seed")
         summary.started_at = event.get("started_at")
     elif kind == "tool_call":
@@ -155,3 +161,9 @@ def _add(
             summary.problems.append(
                 f"the run ended {summary.status}, not ok" + (f": {summary.error}" if summary.error else "")
             )
+
+
+def _correlate(summary: TraceSummary, event: Event) -> None:
+    found = {key: event[key] for key in ("request_id", "traceparent") if isinstance(event.get(key), str)}
+    if found:
+        summary.correlation.append({"seq": event.get("seq"), "step": event.get("step"), **found})
