@@ -23,7 +23,6 @@ from ..guards.protocol import Guard
 from ..lifecycle import RunSpec
 from ..settings import Settings
 from ..settings.argv import Command, Program
-from ..trace.events import NO_MODEL_CALLS as NO_MODEL_CALLS_STATUS
 from ..trace.summary import TraceSummary, summarize
 from .recorder import Recorder
 
@@ -72,7 +71,6 @@ def exit_code(exc: SystemExit) -> int:
 # our errors (a model with no price under a cost budget, an unreadable ledger), an interrupt.
 STOPPED = 3
 OUR_ERROR = 2
-NO_MODEL_CALLS = 4  # the program exited 0 but called no model: nothing was recorded to check
 INTERRUPTED = 130
 
 
@@ -102,11 +100,6 @@ class RecordedRun:
         if self.check is not None:
             lines.append(f"agentevals record: verify {self.check}")
         s = self.summary
-        if self.code == NO_MODEL_CALLS:
-            lines.append(
-                f"agentevals record: the run called no model ({s.error or 'no reason recorded'}); exit "
-                f"{NO_MODEL_CALLS}, as nothing was checked"
-            )
         lines.append(
             f"agentevals record: wrote {self.output} ({s.steps} steps, ended {s.status}, "
             f"${s.cost_usd:.4f}); `agentevals show {self.output}` tells more"
@@ -227,8 +220,4 @@ def record_program(
     except Exception:
         # The program's own failure: shown as python shows it; the trace keeps it too.
         crash, code = traceback.format_exc(), 1
-    summary = summarize(output)
-    if code == 0 and summary.status == NO_MODEL_CALLS_STATUS:
-        # The program exited 0 having called no model: it checked nothing, which is no success.
-        code = NO_MODEL_CALLS
-    return RecordedRun(code, output, summary, stopped, error, crash, checked)
+    return RecordedRun(code, output, summarize(output), stopped, error, crash, checked)
