@@ -231,6 +231,9 @@ def main() -> int:
     parser.add_argument(
         "--legs", type=int, default=None, help="resume and re-run rounds (default 3; 1 quick)"
     )
+    parser.add_argument(
+        "--tries", type=int, default=3, help="boots per depth in a round, the fastest kept (default 3)"
+    )
     args = parser.parse_args()
     shallow, deep, middle = (100, 600, 300) if args.quick else (100, 3000, 1000)
     tasks = int(deep / 2.3) + 60  # about 2.3 model calls a task: a run past the deep checkpoint
