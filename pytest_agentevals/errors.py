@@ -193,6 +193,11 @@ class RunStopped(AgentEvalsError):
     Every later model request of the run is refused with the same error.
     """
 
+    # Raised in a client's transport (the in-process recorder), it is the client's to report: litellm
+    # makes its error of the exception's `status_code`, and a 403 (`PermissionDeniedError`) is one
+    # that neither litellm's callers nor mini-swe-agent retry (the endpoint answers a stop the same).
+    status_code = 403
+
     def __init__(self, status: str, guard: str, reason: str, fix: str = "") -> None:
         self.status = status
         self.guard = guard

@@ -10,6 +10,7 @@ recording with a `max_calls=1` budget, in front of the session's simulated model
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 from collections.abc import Callable, Iterator
@@ -151,3 +152,34 @@ def test_the_openai_sdk_gives_up_after_one_request(model: SimServer, tmp_path: P
     assert endpoint.requests == 1 + 3
     assert all(isinstance(error, openai.PermissionDeniedError) for error in raised)
     assert STOPPED in str(raised[0])
+
+
+def test_an_in_process_litellm_agent_gives_up_at_a_stop_too(
+    model: SimServer, litellm: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Recorded in this process (no endpoint): the stop is raised in litellm's transport, and litellm
+    # makes its error of the exception's status_code, so mini-swe-agent's policy aborts there too.
+    monkeypatch.setenv("MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT", "3")
+    need("minisweagent")
+    from minisweagent.exceptions import FormatError
+    from minisweagent.models.litellm_model import LitellmModel
+
+    sent = []
+    completion = litellm.completion
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        sent.append(1)
+        return completion(*args, **kwargs)
+
+    monkeypatch.setattr(litellm, "completion", counted)
+    agent_model = LitellmModel(
+        model_name=f"anthropic/{MODEL}",
+        model_kwargs={"api_base": model.url, "api_key": make_fake_key(), "max_tokens": 16},
+        cost_tracking="ignore_errors",
+    )
+    with Recorder(tmp_path / "run.trace.jsonl", guards=guards_for(Budget(max_calls=1))):
+        with contextlib.suppress(FormatError):
+            agent_model.query(ASK)
+        with pytest.raises(litellm.PermissionDeniedError, match=STOPPED):
+            agent_model.query(ASK)
+    assert len(sent) == 2  # the answered call, and one attempt into the stop
