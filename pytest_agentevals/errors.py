@@ -67,7 +67,7 @@ class TraceError(AgentEvalsError):
     """A trace file that cannot be used."""
 
 
-class MessageFormatError(AgentEvalsError, ValueError):
+class MessageFormatError(TraceError, ValueError):
     """A chat message with no form in the other shape (OpenAI <-> Anthropic, `trace/openai_chat.py`):
     the text names the message and what to do."""
 

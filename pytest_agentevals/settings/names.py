@@ -63,6 +63,7 @@ ERRORS = {
     "TraceError": "AgentEvalsError",
     "TraceFormatError": "TraceError",
     "NewerTraceVersion": "TraceFormatError",
+    "MessageFormatError": "TraceError",
     "RecordingError": "AgentEvalsError",
     "AmbiguousRun": "RecordingError",
     "SimError": "AgentEvalsError",

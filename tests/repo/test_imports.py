@@ -187,7 +187,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "imports": {*LOW, "fileio", "trace"},
     # No pytest: the faces hand tests its URL. `resume` for a replayed command's recorded workspace
     # (endpoint/replayed.py restores it as a resume boots one); the resume engine never imports it.
-    "endpoint": {*LOW, "recording", "replay", "resume", "settings"},
+    "endpoint": {*LOW, "recording", "replay", "resume", "settings", "trace"},
     "step": {*LOW, "contract", "fileio", "guards", "markers", "recording", "replay", "settings", "trace"},
     "resume": {
         *LOW,
