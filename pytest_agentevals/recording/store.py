@@ -86,6 +86,10 @@ class RunStore:
         self._options = recorder_options
         self._lock = threading.Lock()
         self._open: set[Path] = set()
+        # The order this process finished its sessions in: file times tie within the kernel's coarse
+        # clock (a few ms), so two sessions ending close together are told apart by this.
+        self._ended: dict[Path, int] = {}
+        self._ends = 0
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -145,6 +149,7 @@ class RunStore:
         finally:
             with self._lock:
                 self._open.discard(path)
+                self._ended[path] = self._ends = self._ends + 1
             self.prune()
 
     def _guards(self) -> list[Guard]:
@@ -163,8 +168,8 @@ class RunStore:
             except OSError:
                 continue
             if path.is_file() and not path.is_symlink():
-                found.append((stat.st_mtime, path.name, path))
-        return [path for _, _, path in sorted(found)]
+                found.append((stat.st_mtime_ns, self._ended.get(path, -1), path.name, path))
+        return [path for *_, path in sorted(found)]
 
     def prune(self) -> list[Path]:
         """Apply retention now; the deleted traces."""
@@ -195,6 +200,7 @@ class RunStore:
                 pass
             except OSError as exc:
                 raise RecordingError(f"cannot delete the old trace {path}: {exc.strerror}") from None
+            self._ended.pop(path, None)
             count -= 1
             total -= size
             deleted.append(path)

@@ -107,7 +107,10 @@ def test_claude_code_is_resumed_from_an_endpoint_checkpoint(
     command = claude_command("write hello.txt")
     recorded = agentevals("record", "-o", trace, "--checkpoint-every", "1", "--", *command, cwd=work, env=env)
     assert recorded.returncode == 0, recorded.explain()
-    checkpoints = [e for e in read_trace(trace) if e["type"] == "checkpoint"]
+    every_checkpoint = [e for e in read_trace(trace) if e["type"] == "checkpoint"]
+    # The first is the command's own start (its folder, for a promoted replay); then the endpoint's.
+    assert every_checkpoint[0]["name"] == "command start"
+    checkpoints = every_checkpoint[1:]
     assert [c["step"] for c in checkpoints] == [0, 1]
     assert sorted(checkpoints[1]["workspace"]["files"]) == ["hello.txt"]
     fixtures = pytester.path / "fixtures"

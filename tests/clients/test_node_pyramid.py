@@ -125,7 +125,10 @@ def test_the_node_agent_is_resumed_and_run_as_a_marathon(
     assert recorded.returncode == 0, recorded.explain()
     assert len(model.exchanges) - before == 4
     events = read_trace(trace)
-    checkpoints = [e for e in events if e["type"] == "checkpoint"]
+    every_checkpoint = [e for e in events if e["type"] == "checkpoint"]
+    # The first is the command's own start (its folder, for a promoted replay); then the endpoint's.
+    assert every_checkpoint[0]["name"] == "command start"
+    checkpoints = every_checkpoint[1:]
     # One before each of the four requests, each holding the conversation as sent and the folder.
     assert [c["step"] for c in checkpoints] == [0, 1, 2, 3]
     assert [len(c["state"]["request"]["messages"]) for c in checkpoints] == [1, 3, 5, 7]

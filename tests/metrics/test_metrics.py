@@ -122,8 +122,12 @@ def test_a_run_without_model_calls_or_verifications() -> None:
     m = compute(Run().end("ok"))
     # No verification is no evidence: unverified, never a false claim.
     assert (m.progress_auc, m.verified_pass, m.false_claim, m.unverified) == (0.0, False, False, True)
-    assert "unverified" in text(m)
+    assert "no verdict" in text(m)  # no model call: nothing the agent did to judge
     assert "FALSE CLAIM" not in text(m)
+    called = compute(Run().call().end("ok"))
+    assert called.unverified
+    assert "unverified" in text(called)
+    assert "FALSE CLAIM" not in text(called)
     assert (m.loop_rate, m.cache_hit_rate, m.peak_context_pressure, m.cost_per_verified_pass) == (
         None,
         None,
