@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import TriageError
 from ..guards import Budget
 from ..trace.loaders import load_json
+from ..trace.naming import TRACE_SUFFIX, trace_files
 from ..triage import fork, load_run, load_runs, rank, shrink, write_case
 from ..triage.render import fork_shown, ranking_shown, shrunk_text
 from .common import add_format
@@ -121,20 +122,15 @@ def _help(parser: argparse.ArgumentParser) -> int:
 
 
 def traces_in(paths: list[str]) -> list[Path]:
-    """The traces named: files as given, folders searched for *.trace.jsonl (links not followed out)."""
-    found: list[Path] = []
+    """The traces named, as `agentevals report` finds them (`trace_files`), refusing a name that is
+    neither a file nor a folder and a folder holding no trace: triage of nothing is a mistake."""
     for name in paths:
         path = Path(name)
-        if path.is_dir():
-            inside = sorted(p for p in path.rglob("*.trace.jsonl") if p.is_file() and not p.is_symlink())
-            if not inside:
-                raise TriageError(f"{path}: no *.trace.jsonl in this folder")
-            found.extend(inside)
-        elif path.is_file():
-            found.append(path)
-        else:
+        if not path.is_dir() and not path.is_file():
             raise TriageError(f"{path}: no such trace file or folder")
-    return found
+        if path.is_dir() and not trace_files([path]):
+            raise TriageError(f"{path}: no *{TRACE_SUFFIX} in this folder")
+    return trace_files(paths)
 
 
 def rank_main(args: argparse.Namespace) -> int:

@@ -25,9 +25,9 @@ from typing import Any
 from ..errors import RecordingError
 from ..guards.protocol import Guard
 from ..settings.budgets import Budget
+from ..trace.naming import TRACE_SUFFIX
 from .recorder import Recorder
 
-SUFFIX = ".trace.jsonl"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _SLUG_AT_MOST = 64
 
@@ -101,7 +101,7 @@ class RunStore:
         """Where a new run of `session_id` would be written (a new file: `.2`, `.3`... for a repeat)."""
         stem = safe_name(session_id)
         for n in range(1, 10_000):
-            path = self.folder / (stem + (f".{n}" if n > 1 else "") + SUFFIX)
+            path = self.folder / (stem + (f".{n}" if n > 1 else "") + TRACE_SUFFIX)
             if not os.path.lexists(path) and path not in self._open:
                 return path
         raise RecordingError(f"{self.folder}: 10,000 traces of session {session_id!r} already: prune them")
@@ -162,7 +162,7 @@ class RunStore:
     def traces(self) -> list[Path]:
         """The store's trace files (links excluded), oldest first (by modification time)."""
         found = []
-        for path in self.folder.glob("*" + SUFFIX):
+        for path in self.folder.glob("*" + TRACE_SUFFIX):
             try:
                 stat = path.lstat()
             except OSError:

@@ -11,9 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..trace.naming import safe_name
+from ..trace.naming import TRACE_SUFFIX, safe_name
 
-TRACE_SUFFIX = ".trace.jsonl"
 YAML_SUFFIXES = (".yaml", ".yml")
 # The characters pytest-recording replaces in its cassette names (to find its files, not to name ours).
 _PYTEST_RECORDING_UNSAFE = "<>?%*:|\"'/\\"

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,13 +14,13 @@ from pathlib import Path
 from ..errors import ReportError
 from ..fileio import make_folders, write_atomic
 from ..marathon import VerdictRow
+from ..trace.naming import trace_files
 from . import secrets
 from .html import render_page
 from .markdown import summary_markdown
 from .run import RunView, read_run
 from .triage import Triage, triage_markdown
 
-TRACE_SUFFIX = ".trace.jsonl"
 FORMATS = ("html", "markdown")
 
 
@@ -64,30 +63,6 @@ class Report:
         if fmt not in FORMATS:
             raise ValueError(f"format {fmt!r}: use one of {', '.join(FORMATS)}")
         return self.html() if fmt == "html" else self.markdown()
-
-
-def trace_files(paths: Iterable[str | Path]) -> list[Path]:
-    """The traces named: files as given, folders searched for `*.trace.jsonl` (links not followed)."""
-    found: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found.extend(
-                sorted(
-                    (p for p in path.rglob(f"*{TRACE_SUFFIX}") if p.is_file() and not p.is_symlink()),
-                    key=natural_key,
-                )
-            )
-        else:
-            found.append(path)
-    return list(dict.fromkeys(found))
-
-
-def natural_key(path: Path) -> tuple[tuple[int, int | str], ...]:
-    """Sorts seed-2 before seed-10: the numbers in a path compared as numbers."""
-    return tuple(
-        (0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", str(path)) if part
-    )
 
 
 def build_report(

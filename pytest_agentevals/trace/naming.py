@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -17,6 +18,9 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 # reports from an xdist worker to the controller, and into JUnit XML, so the session's report (and
 # anyone reading the XML) finds the runs the tests recorded.
 TRACE_PROPERTY = "agentevals_trace"
+
+# What every trace file's name ends with: the recorder's, a run store's, a cassette's.
+TRACE_SUFFIX = ".trace.jsonl"
 
 
 def safe_name(text: str, fallback: str = "test") -> str:
@@ -36,3 +40,28 @@ def trace_path_for(nodeid: str, directory: Path) -> Path:
     readable = safe_name(nodeid.replace("::", "--"))[:120]
     digest = hashlib.sha1(nodeid.encode("utf-8")).hexdigest()[:8]
     return directory / f"{readable}-{digest}.trace.jsonl"
+
+
+def trace_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The traces named: files as given, folders searched for `*.trace.jsonl` (links not followed),
+    in natural order, each once."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found.extend(
+                sorted(
+                    (p for p in path.rglob(f"*{TRACE_SUFFIX}") if p.is_file() and not p.is_symlink()),
+                    key=natural_key,
+                )
+            )
+        else:
+            found.append(path)
+    return list(dict.fromkeys(found))
+
+
+def natural_key(path: Path) -> tuple[tuple[int, int | str], ...]:
+    """Sorts seed-2 before seed-10: the numbers in a path compared as numbers."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", str(path)) if part
+    )
