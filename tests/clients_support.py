@@ -12,6 +12,7 @@ alone (so one server, started once per session, serves every test, in any order,
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import re
 import shutil
@@ -20,6 +21,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -231,3 +233,14 @@ def query_once(prompt: str, cwd: Path, env: Mapping[str, str]) -> list[Any]:
         return [message async for message in sdk.query(prompt=prompt, options=options)]
 
     return anyio.run(collect)
+
+
+def need(name: str) -> ModuleType:
+    """The client module `name`, installed by the `clients` extra: skip without it, fail under CI."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        reason = f"{name} is not installed: pip install -e '.[clients]' (.ci/run does it)"
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set and {reason}")
+        pytest.skip(reason)

@@ -11,8 +11,6 @@ recording with a `max_calls=1` budget, in front of the session's simulated model
 from __future__ import annotations
 
 import contextlib
-import importlib
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -26,22 +24,12 @@ from pytest_agentevals.settings.budgets import Budget
 from pytest_agentevals.sim import SimServer
 from pytest_agentevals.trace.reader import read_trace
 
+from ..clients_support import need
 from ..conftest import make_fake_key
 
 MODEL = "claude-sonnet-4-5"
 ASK = [{"role": "user", "content": "say hi"}]
 STOPPED = "the budget guard stopped the run"
-
-
-def need(name: str) -> ModuleType:
-    """The client module `name`, installed by the `clients` extra: skip without it, fail under CI."""
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        reason = f"{name} is not installed: pip install -e '.[clients]' (.ci/run does it)"
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set and {reason}")
-        pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
