@@ -14,6 +14,7 @@ from ..trace.terminal import safe
 from . import (
     flaky,
     imports,
+    judge,
     marathon,
     program,
     promote,
@@ -34,6 +35,7 @@ SUBCOMMANDS: tuple[Any, ...] = (
     report,
     flaky,
     step,
+    judge,
     replay,
     promote,
     imports,

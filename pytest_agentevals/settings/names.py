@@ -47,6 +47,7 @@ COMMANDS = {
     "report": "report",
     "flaky": "history",
     "step": "step",
+    "judge": "step",  # the step cases' judge, measured (`judge audit`)
     "replay": "replay",
     "promote": "replay",
     "import": "imports",  # runs kept elsewhere, read into traces (docs/imports.md)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
+    from .judge import NoisyJudge
     from .script import Fault, FaultPlan, Policy, Reply, Script, SimRequest, StopReason
     from .server import SimExchange, SimServer
     from .usage import Usage, estimate_tokens
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Fault",
     "FaultPlan",
+    "NoisyJudge",
     "Policy",
     "Reply",
     "Script",

@@ -29,6 +29,20 @@ JUDGE_SYSTEM = (
 )
 
 
+_PROMPT = re.compile(r"\ARubric:\n(?P<rubric>.*?)\n\nSummary:\n(?P<summary>.*)\Z", re.S)
+
+
+def judge_prompt(rubric: str, summary: str) -> str:
+    """What the judge is asked (its user message): the rubric, then the summary."""
+    return f"Rubric:\n{rubric}\n\nSummary:\n{summary}"
+
+
+def judged_summary(prompt: str) -> tuple[str, str] | None:
+    """The (rubric, summary) a judge's prompt asked about, or None when `prompt` is not one."""
+    found = _PROMPT.match(prompt)
+    return (found.group("rubric"), found.group("summary")) if found else None
+
+
 MAX_REPEATS = 25  # a judge asked more often than this per case costs more than it tells
 
 
@@ -133,7 +147,7 @@ def anthropic_judge(client: Any = None) -> Judge:
             model=model,
             max_tokens=300,
             system=JUDGE_SYSTEM,
-            messages=[{"role": "user", "content": f"Rubric:\n{spec.rubric}\n\nSummary:\n{summary}"}],
+            messages=[{"role": "user", "content": judge_prompt(spec.rubric, summary)}],
         )
         text = "".join(getattr(block, "text", "") for block in message.content)
         return parse_verdict(text, getattr(message, "model", None) or model)

@@ -47,6 +47,7 @@ class StepLayer:
         self.settings = settings
         self.flushed: Flushed | None = None
         self._goldens: Goldens | None = None
+        self._votes: list[list[bool | None]] = []  # each judged case's votes, for the judge's agreement
 
     @property
     def goldens(self) -> Goldens:
@@ -111,6 +112,10 @@ class StepLayer:
         payload = getattr(report, "agentevals_step", None)
         if isinstance(payload, dict):
             self.goldens.receive(report.nodeid, payload)
+        if report.when == "call":  # the verdict travels in user_properties, so xdist's workers' too
+            for name, value in report.user_properties:
+                if name == "agentevals_judge":
+                    self._votes.append(_votes(value))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if is_worker(session.config) or self._goldens is None:
@@ -119,11 +124,18 @@ class StepLayer:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         done = self.flushed
-        if done is None or not (done.recorded or done.reblessed or done.errors):
+        repeated = [votes for votes in self._votes if len(votes) > 1]
+        if not repeated and (done is None or not (done.recorded or done.reblessed or done.errors)):
             return
         from ..trace.terminal import safe  # case ids and decisions come from goldens files and traces
 
         terminalreporter.write_sep("=", "agentevals step cases")
+        if repeated:
+            from .agreement import JudgeAgreement
+
+            terminalreporter.write_line(JudgeAgreement.of(repeated).describe())
+        if done is None:
+            return
         for line in done.recorded:
             terminalreporter.write_line(safe(line))
         if done.reblessed:
@@ -252,6 +264,18 @@ class StepItem(pytest.Function):
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, None, f"{self.case.kind} step case {self.case.id}"
+
+
+def _votes(value: Any) -> list[bool | None]:
+    """A judged case's votes, from its `agentevals_judge` property (JSON); [] for a judge asked once."""
+    try:
+        data = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    votes = data.get("votes")
+    return [vote if isinstance(vote, bool) else None for vote in votes] if isinstance(votes, list) else []
 
 
 def _remembering(judge: Judge) -> Judge:

@@ -310,6 +310,7 @@ COMMANDS_OWN = {
     "cli.resume": {"resume"},
     "cli.scan": {"report"},
     "cli.step": {"step"},
+    "cli.judge": {"step"},
     "cli.promote": {"replay"},
     "cli.triage": {"triage"},
 }
