@@ -240,8 +240,22 @@ def test_a_thread_saved_by_sqlite_saver_becomes_a_fixture_with_its_contract(tmp_
     start = {"messages": [HumanMessage(content=f"my key is {SECRET}")], "done": 0}
     graph.invoke(start, {"configurable": {"thread_id": "saved"}})  # no recorder: a thread of yesterday
     trace = tmp_path / "imported.trace.jsonl"
-    assert import_thread(saver, "saved", trace, contract=graph_contract(graph)) == 5
+    imported = import_thread(saver, "saved", trace, contract=graph_contract(graph))
+    assert (imported.checkpoints, imported.steps) == (5, (-1, 0, 1, 2, 3))
+    assert "have no workspace" in imported.summary()
     assert SECRET not in trace.read_text()
+    events = read_trace(trace)
+    # Every checkpoint at its own step (the input checkpoint, LangGraph's -1, at 0 before step 0's).
+    saved = [event for event in events if event["type"] == "checkpoint"]
+    assert [e["step"] for e in saved] == [0, 0, 1, 2, 3]
+    assert [e["state"]["values"].get("done") for e in saved] == [None, 0, 1, 2, 3]
+    assert all("workspace" not in e for e in saved)
+    (said,) = [event for event in events if event["type"] == "note"]  # said once, in the trace too
+    assert "have no workspace" in said["message"]
+    middle, _ = extract(trace, 1, "after-step-1", tmp_path / "fixtures")
+    assert middle.step == 1
+    assert json.loads((middle.folder / "state.json").read_text())["values"]["done"] == 1
+    assert middle.manifest["workspace"]["files"] == 0
     fixture, _ = extract(trace, "latest", "from-sqlite", tmp_path / "fixtures")
     state = json.loads((fixture.folder / "state.json").read_text())
     assert state["values"]["done"] == 3
