@@ -13,11 +13,12 @@ from .._lazy import attach
 if TYPE_CHECKING:
     from .langchain_step import langchain_decision, langchain_messages
     from .langgraph_checkpointer import RecordedCheckpointer, boot_thread, graph_contract
-    from .langgraph_import import import_thread
+    from .langgraph_import import ImportedThread, import_thread
     from .pydantic_ai_step import first_decision, pydantic_ai_decision, pydantic_ai_history
     from .wrap import tool, wrap_tools
 
 __all__ = [
+    "ImportedThread",
     "RecordedCheckpointer",
     "boot_thread",
     "first_decision",

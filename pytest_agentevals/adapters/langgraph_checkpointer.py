@@ -11,6 +11,12 @@ workspace the adapter refuses it at the first checkpoint, saying to invoke the g
 `durability="sync"` (or `"exit"`, one checkpoint at the end). Without a workspace any durability is
 fine: the state is the saver's copy.
 
+The refusal is made where the graph's loop loads the thread (`get_tuple` / `aget_tuple`, on the
+caller's thread, before any step runs), from the loop's own `durability`: LangGraph puts the
+durability into the config only when it is given, and a `put` refused on the worker thread is held
+in its future, every later save waiting on it, until the graph ends — a whole run with no checkpoint
+and the error at its end. `put` checks the config too, for a loop that loads the thread another way.
+
 `boot_thread` is the way back: a fixture's (or a trace's) checkpoint state written into a saver as a
 thread's latest checkpoint, so `graph.invoke(None, config)` goes on from there, live or replayed.
 """
@@ -19,8 +25,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+import sys
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -32,9 +40,15 @@ from ..recording.recorder import current_recorder
 from . import langgraph_state
 from .langgraph_state import Codec
 
+try:  # the graph loop, whose own `durability` says how this run saves
+    from langgraph.pregel._loop import PregelLoop as _Loop
+except ImportError:  # pragma: no cover - a LangGraph that moved it: `put` still checks the config
+    _Loop = None  # type: ignore[assignment,misc]
+
 FRAMEWORK = "langgraph"
-DURABILITY_KEY = "__pregel_durability"  # where LangGraph puts the durability it was invoked with
+DURABILITY_KEY = "__pregel_durability"  # where LangGraph puts the durability, when it is given
 CONSISTENT = ("sync", "exit")
+CALLERS = 3  # how far up from get_tuple the loop may be (its __enter__, or a helper of it)
 
 
 class RecordedCheckpointer(BaseCheckpointSaver[Any]):
@@ -73,10 +87,36 @@ class RecordedCheckpointer(BaseCheckpointSaver[Any]):
         self._record(state)
         return saved
 
+    def get_tuple(self, config: RunnableConfig) -> Any:
+        """The wrapped saver's `get_tuple`; called by a graph's loop as it starts, it refuses a
+        durability that cannot record the workspace (before any step ran)."""
+        self._check_loop(sys._getframe(1))
+        return self.saver.get_tuple(config)
+
+    def aget_tuple(self, config: RunnableConfig) -> Coroutine[Any, Any, Any]:
+        """The wrapped saver's `aget_tuple` (checked as `get_tuple`, when it is called: the loop is
+        the caller then)."""
+        self._check_loop(sys._getframe(1))
+        return self.saver.aget_tuple(config)
+
+    def _check_loop(self, frame: FrameType | None) -> None:
+        if self.workspace is None or _Loop is None or current_recorder() is None:
+            return
+        for _ in range(CALLERS):
+            if frame is None:
+                return
+            loop = frame.f_locals.get("self")
+            if isinstance(loop, _Loop):
+                self._refuse(str(loop.durability))
+                return
+            frame = frame.f_back
+
     def _check_durability(self, config: RunnableConfig) -> None:
         if self.workspace is None:
             return
-        durability = config.get("configurable", {}).get(DURABILITY_KEY, "async")
+        self._refuse(config.get("configurable", {}).get(DURABILITY_KEY, "async"))
+
+    def _refuse(self, durability: str) -> None:
         if durability not in CONSISTENT:
             raise RecordingError(
                 f"the graph runs with durability={durability!r}: LangGraph then saves each checkpoint "
@@ -131,8 +171,8 @@ def _forward(name: str) -> Any:
 
 # Everything else is the saver's own: reading, writes of pending tasks, deleting, copying, pruning.
 for _name in (
-    "get", "get_tuple", "list", "put_writes", "delete_thread", "delete_for_runs", "copy_thread", "prune",
-    "aget", "aget_tuple", "alist", "aput_writes", "adelete_thread", "adelete_for_runs", "acopy_thread",
+    "get", "list", "put_writes", "delete_thread", "delete_for_runs", "copy_thread", "prune",
+    "aget", "alist", "aput_writes", "adelete_thread", "adelete_for_runs", "acopy_thread",
     "aprune", "get_delta_channel_history", "aget_delta_channel_history", "get_next_version",
 ):  # fmt: skip
     if hasattr(BaseCheckpointSaver, _name):

@@ -122,7 +122,8 @@ class SeedRun:
 
     def run_agent(self) -> Any:
         """Start the agent on the seeded task through the runner and return its result. A guard's stop
-        (`RunStopped`) ends the run with the guard's status and returns None; any other exception is
+        (`RunStopped`) ends the run with the guard's status and returns None, and so does any exception
+        the agent raises once a guard stopped the run (it is kept as a note); any other exception is
         the run's crash, raised."""
         if self.refused:
             self._check_status()
@@ -135,6 +136,9 @@ class SeedRun:
             except RunStopped:
                 break  # the trace's guard event and run_end say why
             except Exception as exc:
+                if isinstance(self.recorder.guarding.halt, RunStopped):
+                    self._after_stop(exc)  # the stop's consequence (a client's error about the final answer)
+                    break
                 if isinstance(exc, AgentEvalsError) or self.restarts >= self.max_restarts:
                     self.crash = exc
                     raise
@@ -146,6 +150,14 @@ class SeedRun:
             self.recorder.verify(self.verify, self.workspace)
         self._check_status()
         return self.result_of_agent
+
+    def _after_stop(self, error: Exception) -> None:
+        """The agent raised after a guard stopped the run: a client process that met the stop as the
+        endpoint's final answer, an SDK's own error about it. The stop is the run's end, as if the hook
+        had let `RunStopped` through; what the agent raised is kept as a note, not as a crash."""
+        reason = f"{type(error).__name__}: {error}"
+        data = {"reason": reason, "by": "marathon"}
+        self.recorder.emit("note", message="the agent raised after the guard's stop", data=data)
 
     def _start_agent(self) -> Any:
         result = self.spec.runner(self) if self.spec.runner is not None else None

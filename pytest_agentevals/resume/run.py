@@ -25,7 +25,10 @@ Boot, in this order, and nothing runs before the first step passed:
 
 `run_agent()` ends the leg: the recorder stops, `phase` is computed from the leg's trace. A guard's
 stop other than `until` is raised even if the harness swallowed it; the until stop is the leg's
-normal end. Whatever the harness raises is raised, after the trace is written.
+normal end. Whatever the harness raises is raised, after the trace is written — but once a guard
+stopped the leg, what the harness raises is taken as that stop's consequence (a client's own error
+about the final 500): the stop is raised (the harness's error its cause), or for `until` the leg
+ends normally.
 """
 
 from __future__ import annotations
@@ -276,12 +279,25 @@ class ResumeRun:
                     "docs/resume.md)"
                 )
         except BaseException as exc:
-            if not self._is_until_stop(exc):
-                error = exc
+            stopped = self._stop_behind(exc)
+            if not self._is_until_stop(stopped):
+                error = stopped
         self.finish(error)
         if error is not None:
             raise error
         return self.result
+
+    def _stop_behind(self, error: BaseException) -> BaseException:
+        """What the leg raises for `error`, raised by the hook: once a guard stopped the leg (until, a
+        budget, a contract drift at the first request), any exception the hook raises is that stop's
+        consequence (a client process answered the final 500 and an SDK's own error about it, say),
+        so the stop is raised instead, `error` its cause. Known by the leg's recorder, never by the
+        error's text; an interrupt (not an `Exception`) stays what it is."""
+        halt = self.recorder.guarding.halt if self.recorder is not None else None
+        if halt is None or not isinstance(error, Exception) or isinstance(error, RunStopped | type(halt)):
+            return error
+        halt.__cause__ = error
+        return halt.with_traceback(None)  # raised again here, not with the frames it was first raised in
 
     def _is_until_stop(self, error: BaseException) -> bool:
         return isinstance(error, RunStopped) and error.guard == Until.name and self._until is not None

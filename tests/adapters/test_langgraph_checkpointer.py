@@ -3,6 +3,7 @@ as plain JSON (scrubbed), a workspace snapshot that matches it, and a thread boo
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,7 +62,7 @@ def builder(workspace: Path, steps: int = 3) -> StateGraph[Any]:
     return graph
 
 
-def record(tmp_path: Path, **invoke: Any) -> tuple[Path, Path]:
+def record(tmp_path: Path, *, asynchronous: bool = False, **invoke: Any) -> tuple[Path, Path]:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     graph = builder(workspace).compile(
@@ -69,8 +70,12 @@ def record(tmp_path: Path, **invoke: Any) -> tuple[Path, Path]:
     )
     trace = tmp_path / "run.trace.jsonl"
     start = {"messages": [HumanMessage(content=f"my key is {SECRET}")], "done": 0}
+    config: Any = {"configurable": {"thread_id": "t1"}}
     with ae.Recorder(trace, http=False):
-        graph.invoke(start, {"configurable": {"thread_id": "t1"}}, **invoke)
+        if asynchronous:  # ainvoke: the saver's aget_tuple and aput
+            asyncio.run(graph.ainvoke(start, config, **invoke))
+        else:
+            graph.invoke(start, config, **invoke)
     return trace, workspace
 
 
@@ -139,12 +144,29 @@ def test_an_older_message_edited_in_place_by_a_node_shows_in_the_next_checkpoint
     assert [data["additional_kwargs"] for data in first[2:]] == [{"notes": [{"n": 1}]}, {"notes": [{"n": 2}]}]
 
 
-def test_async_durability_with_a_workspace_is_refused_at_the_first_checkpoint(tmp_path: Path) -> None:
-    # LangGraph's default saves while the next step runs: a snapshot then disagrees with the state.
+@pytest.mark.parametrize("invoke", [{}, {"durability": "async"}, {"asynchronous": True}])
+def test_async_durability_with_a_workspace_is_refused_at_the_first_checkpoint(
+    tmp_path: Path, invoke: dict[str, Any]
+) -> None:
+    # LangGraph's default saves while the next step runs: a snapshot then disagrees with the state. It
+    # saves on a worker thread, so a refusal there would reach the caller only when the graph ended.
     with pytest.raises(
         RecordingError, match=r"durability='async'.*Invoke the graph with durability=\"sync\""
     ):
-        record(tmp_path)
+        record(tmp_path, **invoke)
+    assert list((tmp_path / "workspace").iterdir()) == []  # refused before the first step ran
+    events = read_trace(tmp_path / "run.trace.jsonl")
+    assert checkpoints(tmp_path / "run.trace.jsonl") == []
+    assert events[-1]["status"] == "error"
+    assert events[-1]["totals"]["checkpoints"] == 0
+    assert events[-1]["error"]["type"] == "RecordingError"
+
+
+def test_exit_durability_with_a_workspace_records_the_final_checkpoint(tmp_path: Path) -> None:
+    trace, _ = record(tmp_path, durability="exit")
+    (only,) = checkpoints(trace)
+    assert only["state"]["values"]["done"] == 3
+    assert sorted(only["workspace"]["files"]) == ["1.txt", "2.txt", "3.txt"]
 
 
 def test_a_thread_boots_from_a_recorded_checkpoint_and_goes_on(tmp_path: Path) -> None:
@@ -218,8 +240,22 @@ def test_a_thread_saved_by_sqlite_saver_becomes_a_fixture_with_its_contract(tmp_
     start = {"messages": [HumanMessage(content=f"my key is {SECRET}")], "done": 0}
     graph.invoke(start, {"configurable": {"thread_id": "saved"}})  # no recorder: a thread of yesterday
     trace = tmp_path / "imported.trace.jsonl"
-    assert import_thread(saver, "saved", trace, contract=graph_contract(graph)) == 5
+    imported = import_thread(saver, "saved", trace, contract=graph_contract(graph))
+    assert (imported.checkpoints, imported.steps) == (5, (-1, 0, 1, 2, 3))
+    assert "have no workspace" in imported.summary()
     assert SECRET not in trace.read_text()
+    events = read_trace(trace)
+    # Every checkpoint at its own step (the input checkpoint, LangGraph's -1, at 0 before step 0's).
+    saved = [event for event in events if event["type"] == "checkpoint"]
+    assert [e["step"] for e in saved] == [0, 0, 1, 2, 3]
+    assert [e["state"]["values"].get("done") for e in saved] == [None, 0, 1, 2, 3]
+    assert all("workspace" not in e for e in saved)
+    (said,) = [event for event in events if event["type"] == "note"]  # said once, in the trace too
+    assert "have no workspace" in said["message"]
+    middle, _ = extract(trace, 1, "after-step-1", tmp_path / "fixtures")
+    assert middle.step == 1
+    assert json.loads((middle.folder / "state.json").read_text())["values"]["done"] == 1
+    assert middle.manifest["workspace"]["files"] == 0
     fixture, _ = extract(trace, "latest", "from-sqlite", tmp_path / "fixtures")
     state = json.loads((fixture.folder / "state.json").read_text())
     assert state["values"]["done"] == 3

@@ -456,6 +456,51 @@ def test_failed(agentevals_marathon):
     )
 
 
+def test_what_the_agent_raises_after_a_stop_ends_the_seed_as_stopped(pytester: pytest.Pytester) -> None:
+    """A client process meets a stop as the endpoint's final 500 and its SDK raises an error of its own,
+    nothing chained to the stop: the seed ends as the guard stopped it, neither crashed nor restarted."""
+    pytester.makeconftest(
+        """
+import anthropic
+from pytest_agentevals.sim import Reply, SimServer
+
+def pytest_agentevals_run_agent(run):
+    if run.marathon is None:
+        return None
+    with SimServer(lambda request: Reply.text("ok"), seed=1) as sim:
+        client = anthropic.Anthropic(base_url=sim.url, api_key="sim", max_retries=0)
+        try:
+            for _ in range(5):
+                client.messages.create(
+                    model="claude-sonnet-4-6", max_tokens=8, messages=[{"role": "user", "content": "q"}]
+                )
+        except Exception:
+            raise RuntimeError("API Error: 500 (the client gave up)") from None
+    return True
+"""
+    )
+    pytester.makepyfile(
+        test_agent="""
+import pytest
+
+@pytest.mark.marathon(seeds=1, max_calls=2, max_restarts=1)
+def test_stopped(agentevals_marathon):
+    assert agentevals_marathon.run_agent() is None
+"""
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*statuses: budget_exhausted 1*"])
+    (stored,) = results(pytester)
+    assert (stored.status, stored.metrics.restarts) == ("budget_exhausted", 0)
+    events = read_trace(traces(pytester)[0])
+    (note,) = [e for e in events if e["type"] == "note"]
+    assert note["message"] == "the agent raised after the guard's stop"
+    assert note["data"]["reason"] == "RuntimeError: API Error: 500 (the client gave up)"
+    assert events[-1]["status"] == "budget_exhausted"
+    assert "error" not in events[-1]
+
+
 def test_without_a_run_hook_the_seed_says_what_to_add(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """

@@ -152,6 +152,61 @@ def test_a_stop_the_harness_swallows_still_fails_the_leg(project: pytest.Pyteste
     result.stdout.fnmatch_lines(["E   RunStopped: the budget guard stopped the run as budget_exhausted*"])
 
 
+# A client process meets a stop as the endpoint's final 500 and its SDK raises an error of its own
+# (the Claude Agent SDK's `ResultError`), with nothing chained to the guard's stop.
+CLIENT_ERROR = CONFTEST.replace(
+    "    return agent.run_counter(checkpoint.state, checkpoint.workspace)",
+    "    try:\n        return agent.run_counter(checkpoint.state, checkpoint.workspace)\n"
+    "    except Exception:\n        raise RuntimeError('API Error: 500 (the client gave up)') from None",
+)
+
+
+def test_what_the_hook_raises_after_a_stop_is_raised_as_the_stop(project: pytest.Pytester) -> None:
+    project.makeconftest(CLIENT_ERROR)
+    project.makepyfile(
+        test_leg="""
+        import pytest
+        from pytest_agentevals import RunStopped
+
+        @pytest.mark.resume("counter-2", max_calls=1)
+        def test_budget(agentevals_resume):
+            with pytest.raises(RunStopped) as stopped:
+                agentevals_resume.run_agent()
+            assert (stopped.value.status, stopped.value.guard) == ("budget_exhausted", "budget")
+            assert isinstance(stopped.value.__cause__, RuntimeError)  # the hook's own error, chained
+            assert "API Error: 500" in str(stopped.value.__cause__)
+            assert agentevals_resume.phase.status == "budget_exhausted"
+
+        @pytest.mark.resume("counter-2", until="progress>=0.6")
+        def test_until(agentevals_resume):
+            assert agentevals_resume.run_agent() is None  # the goal reached: the leg's normal end
+            phase = agentevals_resume.phase
+            assert phase.until_reached and phase.status == "ok" and phase.calls == 2
+        """
+    )
+    project.runpytest().assert_outcomes(passed=2)
+    for trace in sorted((project.path / ".agentevals" / "traces").glob("*.trace.jsonl")):
+        end = ae.read_trace(trace)[-1]
+        assert end["status"] in ("budget_exhausted", "ok")
+        assert "error" not in end  # the stop's own guard event says why; no client error claimed
+
+
+def test_an_error_before_any_stop_is_still_the_hooks(project: pytest.Pytester) -> None:
+    project.makeconftest(CLIENT_ERROR.replace("agent.run_counter(", "1/0 or agent.run_counter("))
+    project.makepyfile(
+        test_leg="""
+        import pytest
+
+        @pytest.mark.resume("counter-2", max_calls=1)
+        def test_leg(agentevals_resume):
+            with pytest.raises(RuntimeError, match="API Error: 500"):
+                agentevals_resume.run_agent()
+            assert agentevals_resume.phase.status == "error"
+        """
+    )
+    project.runpytest().assert_outcomes(passed=1)
+
+
 def test_a_drifted_declared_contract_fails_before_anything_runs(project: pytest.Pytester) -> None:
     project.makeconftest(
         CONFTEST.replace('{"counter.schema": 2}', '{"counter.schema": 3}') + "\nSTARTED = []\n"
