@@ -115,6 +115,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def _judging(parser: argparse.ArgumentParser) -> None:
     _common(parser)
     add_setting(parser, "flaky_budget")
+    add_setting(parser, "budget_stops", metavar="exclude|fail")
 
 
 def run_ingest(args: argparse.Namespace) -> int:
@@ -139,7 +140,7 @@ def _analyze(args: argparse.Namespace) -> FlakinessReport:
     quarantined = quarantine.load(settings.quarantine)
     store = open_store(history_of(settings, create=False))
     try:
-        return analyze(store, settings.flaky_budget, quarantined, dt.date.today())
+        return analyze(store, settings.flaky_budget, quarantined, dt.date.today(), settings.budget_stops)
     finally:
         store.close()
 
