@@ -99,6 +99,8 @@ def _variant(properties: Any) -> tuple[str | None, str]:
 
 def _stopped_by_budget(properties: Any) -> bool:
     """Whether a testcase's <properties> hold the plugin's budget-stop property."""
+    if len(properties) == 1 and properties[0].get("name") == LAYER_PROPERTY:
+        return False  # the common case: a layer, nothing else
     return any(prop.get("name") == BUDGET_STOP_PROPERTY for prop in properties if prop.tag == _PROPERTY)
 
 
@@ -161,8 +163,10 @@ def _add(by_test: dict[tuple[str, str], Case], elem: Any) -> None:
         elif tag in _FINAL:
             if _RANK[_FINAL[tag]] > _RANK[final]:
                 final = _FINAL[tag]
-            if tag != Skipped._tag and _BUDGET_STOP_MESSAGE.search(child.get("message") or ""):
-                stopped = True
+            if tag != Skipped._tag:
+                message = child.get("message") or ""
+                if "budget_exhausted" in message and _BUDGET_STOP_MESSAGE.search(message):
+                    stopped = True
         elif tag in _BEFORE:
             before.append(_BEFORE[tag])
         elif tag in _AFTER:

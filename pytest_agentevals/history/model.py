@@ -28,6 +28,10 @@ def ignored_outcomes(budget_stops: str) -> tuple[str, str]:
     return (SKIPPED, SKIPPED if budget_stops == STOPS_FAIL else BUDGET_STOPPED)
 
 
+# What a store's verdict counts leave out: only skips (budget stops are counted, on their own).
+SKIPS_ONLY: Final = ignored_outcomes(STOPS_FAIL)
+
+
 PYTEST: Final = "pytest"  # a source recorded live by the pytest plugin
 JUNIT: Final = "junit"  # a source ingested from a JUnit XML file
 

@@ -24,7 +24,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .. import pg
 from ..errors import HistoryError
 from ..settings.dburl import DatabaseURL
-from .model import BUDGET_STOPPED, STOPS_EXCLUDED, Attempt, Source, StoredAttempt, ignored_outcomes
+from .model import (
+    BUDGET_STOPPED,
+    SKIPS_ONLY,
+    STOPS_EXCLUDED,
+    Attempt,
+    Source,
+    StoredAttempt,
+    ignored_outcomes,
+)
 from .postgres_schema import EXPECTED, OLDER
 from .store import ExcludedSource, RunFinal, RunLayer, VerdictCount
 
@@ -325,7 +333,7 @@ class PostgresStore:
         rows = self._query(
             f"SELECT test, sha, passes, failures, stopped, last FROM ({grouped}) g "
             "WHERE %s::bigint IS NULL OR recency <= %s::bigint ORDER BY last DESC",
-            (BUDGET_STOPPED, BUDGET_STOPPED, *ignored_outcomes("fail"), per_layer, per_layer),
+            (BUDGET_STOPPED, BUDGET_STOPPED, *SKIPS_ONLY, per_layer, per_layer),
         )
         out = []
         for test, sha, passes, failures, stopped, last in rows:

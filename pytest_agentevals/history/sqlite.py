@@ -38,7 +38,15 @@ from typing import Any
 
 from ..errors import HistoryError, LinkRefused
 from ..fileio import refuse_links
-from .model import BUDGET_STOPPED, STOPS_EXCLUDED, Attempt, Source, StoredAttempt, ignored_outcomes
+from .model import (
+    BUDGET_STOPPED,
+    SKIPS_ONLY,
+    STOPS_EXCLUDED,
+    Attempt,
+    Source,
+    StoredAttempt,
+    ignored_outcomes,
+)
 from .store import ExcludedSource, RunFinal, RunLayer, VerdictCount
 
 SCHEMA_VERSION = 2
@@ -460,7 +468,7 @@ class SQLiteStore:
         rows = self._query(
             f"SELECT test, sha, passes, failures, stopped, last FROM ({grouped}) "
             "WHERE ? IS NULL OR recency <= ? ORDER BY last DESC",
-            (BUDGET_STOPPED, BUDGET_STOPPED, *ignored_outcomes("fail"), per_layer, per_layer),
+            (BUDGET_STOPPED, BUDGET_STOPPED, *SKIPS_ONLY, per_layer, per_layer),
         )
         out = []
         for test, sha, passes, failures, stopped, last in rows:
