@@ -31,6 +31,7 @@ from pytest_agentevals.settings.dburl import DatabaseURL
 
 from ..conftest import run_agentevals
 from .conftest import Opener
+from .test_pytest import RERUN_CONFTEST
 
 TODAY = dt.date(2026, 1, 1)
 BUDGETS = {"step": 0.0, "replay": 0.0, "resume": 0.05, "marathon": 0.05, "min_samples": 1, "window": 100}
@@ -153,6 +154,33 @@ def test_a_pytest_run_records_budget_stops_as_their_own_outcome_and_its_junit_sa
         assert _outcomes(fresh) == recorded
     finally:
         fresh.close()
+
+
+def test_a_rerun_after_a_budget_stop_is_judged_on_its_own(pytester: pytest.Pytester) -> None:
+    # pytest-rerunfailures runs the same item again: the first attempt's stop must not stick to it.
+    pytester.makeconftest(CONFTEST + RERUN_CONFTEST)
+    pytester.makepyfile(
+        test_agent="""
+import pytest
+from conftest import chat
+
+@pytest.mark.agentevals_budget(max_calls=2)
+def test_once_stopped(agentevals_recorder, client, request):
+    marker = request.config.rootpath / "ran"
+    first = not marker.exists()
+    marker.touch()
+    chat(client, 3 if first else 1)
+"""
+    )
+    result = pytester.runpytest(
+        "--agentevals-sha=c1", "--agentevals-history=h.sqlite", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=1)
+    store = SQLiteStore(pytester.path / "h.sqlite")
+    try:
+        assert [(row.attempt, row.outcome) for row in store.attempts()] == [(1, BUDGET_STOPPED), (2, PASSED)]
+    finally:
+        store.close()
 
 
 RUN_STOPPED = "pytest_agentevals.errors.RunStopped: the {guard} guard stopped the run as {status}: {why}"
