@@ -93,7 +93,8 @@ def register(subparsers: Any) -> None:
         description="Copy every source and attempt of an SQLite history (--history, else the setting) into "
         "the history at --output (a postgresql:// URL; $AGENTEVALS_HISTORY when not given). Each source is "
         "copied whole in one transaction and at most once, so running it again (or after a failure) "
-        "copies only what is missing. The SQLite file is only read.",
+        "copies only what is missing. The SQLite file is only read (one of an older schema is upgraded in "
+        "place first).",
     )
     add_output(
         migrate,
