@@ -24,7 +24,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -461,12 +461,19 @@ def differences(found: dict[str, Entry], expected: dict[str, str], *, missing: b
 
 
 def inspect(
-    conn: psycopg.Connection[Any], schema: str, expected: dict[str, str], *, newest: int
+    conn: psycopg.Connection[Any],
+    schema: str,
+    expected: dict[str, str],
+    *,
+    newest: int,
+    older: Mapping[int, dict[str, str]] | None = None,
 ) -> tuple[int | None, list[str]]:
     """Our schema's version (as `schema_version`) and what in it is not ours (`differences`), read in
     an order that runs nothing: the catalog first, the meta table only once no row-level policy could
     run code as it is read. A schema that is not there yet, or predates its meta table, may lack
-    objects (the migrations make them); a newer one is left to the caller to refuse as newer."""
+    objects (the migrations make them); a newer one is left to the caller to refuse as newer. An
+    older version named in `older` is compared with that version's catalog (its migrations then
+    bring it up to date); any other with `expected`, the newest's."""
     found = describe(conn, schema)
     readers = {
         key: entry for key, entry in found.items() if key.startswith(("policy ", "row-level security "))
@@ -476,10 +483,17 @@ def inspect(
     version = schema_version(conn, schema)
     if version is not None and (version > newest or version == -1):
         return version, []
+    if version is not None and older and version in older:
+        expected = older[version]
     found_wrong = differences(found, expected, missing=version is not None)
     if found_wrong and version is not None:
         # Each statement sees what was committed when it began: a migration that committed between
         # the catalog read and the version's is read again, whole, now that its version is seen.
+        version = schema_version(conn, schema)
+        if version is not None and version > newest:
+            return version, []
+        if version is not None and older and version in older:
+            expected = older[version]
         found_wrong = differences(describe(conn, schema), expected)
     return version, found_wrong
 

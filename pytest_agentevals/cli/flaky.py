@@ -93,7 +93,8 @@ def register(subparsers: Any) -> None:
         description="Copy every source and attempt of an SQLite history (--history, else the setting) into "
         "the history at --output (a postgresql:// URL; $AGENTEVALS_HISTORY when not given). Each source is "
         "copied whole in one transaction and at most once, so running it again (or after a failure) "
-        "copies only what is missing. The SQLite file is only read.",
+        "copies only what is missing. The SQLite file is only read (one of an older schema is upgraded in "
+        "place first).",
     )
     add_output(
         migrate,
@@ -115,6 +116,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def _judging(parser: argparse.ArgumentParser) -> None:
     _common(parser)
     add_setting(parser, "flaky_budget")
+    add_setting(parser, "budget_stops", metavar="exclude|fail")
 
 
 def run_ingest(args: argparse.Namespace) -> int:
@@ -139,7 +141,7 @@ def _analyze(args: argparse.Namespace) -> FlakinessReport:
     quarantined = quarantine.load(settings.quarantine)
     store = open_store(history_of(settings, create=False))
     try:
-        return analyze(store, settings.flaky_budget, quarantined, dt.date.today())
+        return analyze(store, settings.flaky_budget, quarantined, dt.date.today(), settings.budget_stops)
     finally:
         store.close()
 

@@ -21,14 +21,15 @@ from .._lazy import attach
 
 if TYPE_CHECKING:
     from .analysis import FlakinessReport, analyze
-    from .attempts import Attempts, ReportedAttempt, tag_layer
+    from .attempts import Attempts, ReportedAttempt, mark_budget_stop, tag_layer
     from .backends import open_store
     from .budgets import FLAKY_EXIT_CODE
     from .ci_env import Commit, local_run_id, resolve_commit
-    from .model import ERROR, FAILED, PASSED, SKIPPED, Attempt, Source, StoredAttempt
+    from .model import BUDGET_STOPPED, ERROR, FAILED, PASSED, SKIPPED, Attempt, Source, StoredAttempt
     from .store import HistoryStore
 
 __all__ = [
+    "BUDGET_STOPPED",
     "ERROR",
     "FAILED",
     "FLAKY_EXIT_CODE",
@@ -44,6 +45,7 @@ __all__ = [
     "StoredAttempt",
     "analyze",
     "local_run_id",
+    "mark_budget_stop",
     "open_store",
     "resolve_commit",
     "tag_layer",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ..settings.layers import LAYER_NAMES
 from .budgets import BREACH, Decision, budget_for, decide, outside_the_pyramid
+from .model import STOPS_EXCLUDED
 from .quarantine import Entry, Quarantine
 from .store import ExcludedSource, HistoryStore
 from .verdicts import FalseRed, LayerMetrics, false_red_of, layer_metrics, recent_runs, verdicts
@@ -30,6 +31,17 @@ class FlakinessReport:
     expired: tuple[Entry, ...]
     excluded: tuple[ExcludedSource, ...]  # sessions treated as outages
     unjudged: int  # attempts without a commit sha
+    budget_stops: str = STOPS_EXCLUDED  # what a budget-stopped attempt counted as: left out, or "fail"
+
+    @property
+    def attempts(self) -> int:
+        """Attempts behind every layer's window (tests outside the pyramid too)."""
+        return sum(r.metrics.attempts for r in (*self.layers, self.outside))
+
+    @property
+    def stopped(self) -> int:
+        """Of which a budget stopped."""
+        return sum(r.metrics.stopped for r in (*self.layers, self.outside))
 
     def layer_breaches(self, layers: Iterable[str] = LAYER_NAMES) -> list[str]:
         """One line per layer among `layers` that is over its budget."""
@@ -65,9 +77,12 @@ def analyze(
     budgets: Mapping[str, float],
     quarantine: Quarantine,
     today: dt.date,
+    budget_stops: str = STOPS_EXCLUDED,
 ) -> FlakinessReport:
     """The flakiness report of everything in `store`, judged against `budgets` (the resolved
-    `flaky_budget` setting: a rate per layer, min_samples and window)."""
+    `flaky_budget` setting: a rate per layer, min_samples and window). A budget-stopped attempt is left
+    out of the verdicts, flips and red runs, counted apart, unless `budget_stops` (the setting) is
+    "fail": then it is a failure."""
     window = int(budgets["window"])
     today_entries = [e for e in quarantine.entries if not e.expired(today)]
     ignored: dict[str, bool] = {}
@@ -80,10 +95,10 @@ def analyze(
         return ignored[test_id]
 
     # Quarantined tests are left out after the query, so their verdicts must not use up a window.
-    all_verdicts = verdicts(store.verdict_counts(None if today_entries else window))
-    flaky = store.flaky_keys()
-    run_layers = store.run_layers()
-    failing = store.failing_finals()
+    all_verdicts = verdicts(store.verdict_counts(None if today_entries else window), budget_stops)
+    flaky = store.flaky_keys(budget_stops)
+    run_layers = store.run_layers(budget_stops)
+    failing = store.failing_finals(budget_stops)
     layers = []
     for name in LAYER_NAMES:
         metrics = layer_metrics(
@@ -112,4 +127,5 @@ def analyze(
         expired=tuple(quarantine.expired(today)),
         excluded=tuple(store.excluded_sources()),
         unjudged=store.unjudged_attempts(),
+        budget_stops=budget_stops,
     )

@@ -11,6 +11,11 @@ The shapes reruns leave behind, all read as one attempt each:
 
 A file is assumed to hold one test session. Test ids are mapped back to pytest node ids (see
 `TestIds`), layers from the `agentevals.layer` property the plugin writes or from the history.
+
+A testcase a budget stopped is the attempt outcome `budget_stopped`: one carrying the
+`agentevals.budget_stop` property the plugin writes (unless it was skipped), or one whose failure or
+error is the project's `RunStopped` with status `budget_exhausted` (its message, as pytest writes it:
+`pytest_agentevals.errors.RunStopped: the run_budget guard stopped the run as budget_exhausted: ...`).
 """
 
 from __future__ import annotations
@@ -29,8 +34,8 @@ from junitparser.junitparser import Error, Failure, Skipped
 from junitparser.xunit2 import FlakyError, FlakyFailure, JUnitXml, RerunError, RerunFailure
 
 from ..errors import HistoryError
-from .model import ERROR, FAILED, PASSED, SKIPPED
-from .variant import LAYER_PROPERTY, VARIANT_PREFIX, VARIANT_PROPERTY, from_properties
+from .model import BUDGET_STOPPED, ERROR, FAILED, PASSED, SKIPPED
+from .variant import BUDGET_STOP_PROPERTY, LAYER_PROPERTY, VARIANT_PREFIX, VARIANT_PROPERTY, from_properties
 
 SOURCE_PROPERTY = "agentevals_source"  # a testsuite property: the pytest session that wrote the file
 
@@ -43,6 +48,8 @@ _AFTER = {RerunFailure._tag: FAILED, RerunError._tag: ERROR}
 _PROPERTIES = Properties._tag
 _PROPERTY = Property._tag
 _RANK = {PASSED: 0, SKIPPED: 1, ERROR: 2, FAILED: 3}
+# A failure's message when the project's budget stop raised it (RunStopped's own wording).
+_BUDGET_STOP_MESSAGE = re.compile(r"\bRunStopped\b.{0,200}?\bstopped the run as budget_exhausted\b", re.S)
 
 
 @dataclass(slots=True)
@@ -88,6 +95,13 @@ def _variant(properties: Any) -> tuple[str | None, str]:
         if name in (LAYER_PROPERTY, VARIANT_PROPERTY) or name.startswith(VARIANT_PREFIX):
             ours.append((name, prop.get("value") or ""))
     return from_properties(ours)
+
+
+def _stopped_by_budget(properties: Any) -> bool:
+    """Whether a testcase's <properties> hold the plugin's budget-stop property."""
+    if len(properties) == 1 and properties[0].get("name") == LAYER_PROPERTY:
+        return False  # the common case: a layer, nothing else
+    return any(prop.get("name") == BUDGET_STOP_PROPERTY for prop in properties if prop.tag == _PROPERTY)
 
 
 def read(path: Path) -> JUnitFile:
@@ -141,6 +155,7 @@ def _add(by_test: dict[tuple[str, str], Case], elem: Any) -> None:
     before: list[str] = []
     after: list[str] = []
     properties = None
+    stopped = False  # the failure or error is a budget's stop
     for child in elem:
         tag = child.tag
         if tag == _PROPERTIES:
@@ -148,6 +163,10 @@ def _add(by_test: dict[tuple[str, str], Case], elem: Any) -> None:
         elif tag in _FINAL:
             if _RANK[_FINAL[tag]] > _RANK[final]:
                 final = _FINAL[tag]
+            if tag != Skipped._tag:
+                message = child.get("message") or ""
+                if "budget_exhausted" in message and _BUDGET_STOP_MESSAGE.search(message):
+                    stopped = True
         elif tag in _BEFORE:
             before.append(_BEFORE[tag])
         elif tag in _AFTER:
@@ -161,6 +180,8 @@ def _add(by_test: dict[tuple[str, str], Case], elem: Any) -> None:
         # An earlier record of the same test that passed was rerun, so it did not pass: pytest's
         # junitxml leaves the records of rerun attempts empty.
         known.outcomes[-1] = (FAILED, known.outcomes[-1][1])
+    if final != SKIPPED and (stopped or (properties is not None and _stopped_by_budget(properties))):
+        final = BUDGET_STOPPED
     outcomes = known.outcomes
     if before:
         outcomes.extend((outcome, 0.0) for outcome in before)

@@ -12,7 +12,17 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import HistoryError
-from .model import OUTCOMES, PASSED, SKIPPED, Attempt, Source, StoredAttempt
+from .model import (
+    BUDGET_STOPPED,
+    OUTCOMES,
+    PASSED,
+    STOPS_EXCLUDED,
+    STOPS_FAIL,
+    Attempt,
+    Source,
+    StoredAttempt,
+    ignored_outcomes,
+)
 from .store import ExcludedSource, RunFinal, RunLayer, VerdictCount
 
 TestKey = tuple[str, str, str]  # test_id, variant, layer ('' outside the pyramid)
@@ -75,10 +85,11 @@ class MemoryStore:
 
     # -- reads ------------------------------------------------------------------------------------
 
-    def _judged(self) -> Iterator[tuple[_Row, Source]]:
+    def _judged(self, budget_stops: str = STOPS_FAIL) -> Iterator[tuple[_Row, Source]]:
+        left_out = ignored_outcomes(budget_stops)
         for row in self._rows:
             kept = self._sources[row.source]
-            if kept.excluded is None and kept.source.sha is not None and row.outcome != SKIPPED:
+            if kept.excluded is None and kept.source.sha is not None and row.outcome not in left_out:
                 yield row, kept.source
 
     def known_tests(self) -> dict[str, str | None]:
@@ -88,33 +99,38 @@ class MemoryStore:
         groups: dict[tuple[TestKey, str], list[int]] = {}
         for row, source in self._judged():
             assert source.sha is not None
-            counts = groups.setdefault((row.test, source.sha), [0, 0, 0])
-            counts[0 if row.outcome == PASSED else 1] += 1
+            counts = groups.setdefault((row.test, source.sha), [0, 0, 0, 0])
+            counts[0 if row.outcome == PASSED else 3 if row.outcome == BUDGET_STOPPED else 1] += 1
             counts[2] = max(counts[2], row.id)
         ordered = sorted(groups.items(), key=lambda item: -item[1][2])
         seen: dict[str, int] = {}
         out = []
-        for ((test_id, variant, layer), sha), (passes, failures, last) in ordered:
+        for ((test_id, variant, layer), sha), (passes, failures, last, stopped) in ordered:
             seen[layer] = seen.get(layer, 0) + 1
             if per_layer is None or seen[layer] <= per_layer:
-                out.append(VerdictCount(test_id, variant, layer or None, sha, passes, failures, last))
+                out.append(
+                    VerdictCount(test_id, variant, layer or None, sha, passes, failures, last, stopped)
+                )
         return out
 
-    def flaky_keys(self) -> set[tuple[str, str, str]]:
+    def flaky_keys(self, budget_stops: str = STOPS_EXCLUDED) -> set[tuple[str, str, str]]:
+        counted = budget_stops == STOPS_FAIL
         return {
-            (c.test_id, c.variant, c.sha) for c in self.verdict_counts() if c.passes > 0 and c.failures > 0
+            (c.test_id, c.variant, c.sha)
+            for c in self.verdict_counts()
+            if c.passes > 0 and c.failures + (c.stopped if counted else 0) > 0
         }
 
-    def run_layers(self) -> list[RunLayer]:
+    def run_layers(self, budget_stops: str = STOPS_EXCLUDED) -> list[RunLayer]:
         last: dict[tuple[str, str], int] = {}
-        for row, source in self._judged():
+        for row, source in self._judged(budget_stops):
             key = (source.run_id, row.test[2])
             last[key] = max(last.get(key, 0), row.id)
         return [RunLayer(run_id, layer or None, at) for (run_id, layer), at in last.items()]
 
-    def failing_finals(self) -> list[RunFinal]:
+    def failing_finals(self, budget_stops: str = STOPS_EXCLUDED) -> list[RunFinal]:
         finals: dict[tuple[str, TestKey], tuple[_Row, Source]] = {}
-        for row, source in self._judged():
+        for row, source in self._judged(budget_stops):
             finals[(source.run_id, row.test)] = (row, source)  # rows are in id order: the last wins
         out = []
         for (run_id, (test_id, variant, layer)), (row, source) in finals.items():

@@ -7,12 +7,30 @@ from typing import Final, NamedTuple
 
 # What one attempt ended as. "error" is a failure outside the test body (setup or teardown); both
 # "failed" and "error" count as a failure for verdicts. "skipped" (and a genuine xfail) is no signal.
+# "budget_stopped": a budget stopped the test's run (`budget_exhausted`): the guard worked, which says
+# nothing of the agent. It is neither a pass nor a failure for verdicts unless the `budget_stops`
+# setting is "fail" (then it counts as a failure); it is counted and shown either way.
 PASSED: Final = "passed"
 FAILED: Final = "failed"
 ERROR: Final = "error"
 SKIPPED: Final = "skipped"
-OUTCOMES: Final = (PASSED, FAILED, ERROR, SKIPPED)
+BUDGET_STOPPED: Final = "budget_stopped"
+OUTCOMES: Final = (PASSED, FAILED, ERROR, SKIPPED, BUDGET_STOPPED)
 FAILING: Final = frozenset((FAILED, ERROR))
+# What the `budget_stops` setting does with a budget-stopped attempt (settings/options.py).
+STOPS_EXCLUDED: Final = "exclude"
+STOPS_FAIL: Final = "fail"
+
+
+def ignored_outcomes(budget_stops: str) -> tuple[str, str]:
+    """The outcomes a verdict leaves out under the `budget_stops` mode: skips always, budget stops
+    unless they count as failures (a pair, so a store's query always takes two parameters)."""
+    return (SKIPPED, SKIPPED if budget_stops == STOPS_FAIL else BUDGET_STOPPED)
+
+
+# What a store's verdict counts leave out: only skips (budget stops are counted, on their own).
+SKIPS_ONLY: Final = ignored_outcomes(STOPS_FAIL)
+
 
 PYTEST: Final = "pytest"  # a source recorded live by the pytest plugin
 JUNIT: Final = "junit"  # a source ingested from a JUnit XML file

@@ -4,6 +4,9 @@ Where it runs:
 - wherever tests are collected and run (a plain session, or each xdist worker), it tags each layered
   test with its layer and variant (`item.user_properties`, which travel inside reports) and marks
   quarantined tests as non-strict xfail, so they run and are recorded but do not fail the session;
+- wherever tests run, it marks a test whose failure a budget's stop caused (`RunStopped` with status
+  `budget_exhausted` in the failure's chain) with the `agentevals.budget_stop` property, which the
+  history files as the attempt outcome `budget_stopped` (`attempts.py`);
 - where reports arrive (a plain session, or the xdist controller), it turns reports into attempts,
   one per run of a test (reruns included), and appends them to the store. An xdist worker never
   touches the store: the controller is the only writer, so no attempt is lost and no lock is fought.
@@ -19,7 +22,7 @@ import datetime as dt
 import os
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -28,7 +31,14 @@ from ..errors import ConfigError, HistoryError
 from ..markers import is_worker
 from ..settings import Settings
 from . import quarantine
-from .attempts import Attempts, ReportedAttempt, tag_layer
+from .attempts import (
+    Attempts,
+    ReportedAttempt,
+    budget_stop_in,
+    clear_budget_stop,
+    mark_budget_stop,
+    tag_layer,
+)
 from .model import PYTEST, Attempt, Source
 from .variant import VARIANT_PROPERTY, canonical, from_properties, plain
 
@@ -138,6 +148,21 @@ class HistoryCollector:
                 )
                 item.add_marker(pytest.mark.xfail(reason=reason, strict=False))
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        clear_budget_stop(item)  # a rerun of the same item starts without its last attempt's stop
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report: pytest.TestReport = yield
+        if not report.passed and call.excinfo is not None:
+            stop = budget_stop_in(call.excinfo.value)
+            if stop is not None:
+                mark_budget_stop(item, report, str(stop))
+        return report
+
     # -- where reports arrive: attempts into the store --------------------------------------------
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -199,7 +224,8 @@ class HistoryCollector:
         layer, variant = from_properties(state.last.user_properties)
         number = self._attempts[nodeid] = self._attempts.get(nodeid, 0) + 1
         worker = getattr(state.last, "worker_id", None) or "main"
-        self._finals[(nodeid, variant)] = state.outcome
+        outcome = state.recorded  # its outcome, or budget_stopped
+        self._finals[(nodeid, variant)] = outcome
         self._nodeids.add(nodeid)
         if layer is not None:
             self._layers.add(layer)
@@ -207,7 +233,7 @@ class HistoryCollector:
             return
         scrub = self.scrubber.scrub_text
         self._buffer.append(
-            Attempt(scrub(nodeid), layer, scrub(variant), number, state.outcome, state.duration, str(worker))
+            Attempt(scrub(nodeid), layer, scrub(variant), number, outcome, state.duration, str(worker))
         )
         if len(self._buffer) >= FLUSH_EVERY or time.monotonic() - self._flushed >= FLUSH_SECONDS:
             self._flush()
@@ -263,7 +289,13 @@ class HistoryCollector:
         from .analysis import analyze
 
         try:
-            self.report = analyze(self.store, self.settings.flaky_budget, self.quarantine, self.today)
+            self.report = analyze(
+                self.store,
+                self.settings.flaky_budget,
+                self.quarantine,
+                self.today,
+                self.settings.budget_stops,
+            )
         except HistoryError as exc:
             self.problems.append(f"flakiness not judged: {exc}")
             return

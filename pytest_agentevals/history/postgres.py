@@ -24,15 +24,23 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .. import pg
 from ..errors import HistoryError
 from ..settings.dburl import DatabaseURL
-from .model import SKIPPED, Attempt, Source, StoredAttempt
-from .postgres_schema import EXPECTED
+from .model import (
+    BUDGET_STOPPED,
+    SKIPS_ONLY,
+    STOPS_EXCLUDED,
+    Attempt,
+    Source,
+    StoredAttempt,
+    ignored_outcomes,
+)
+from .postgres_schema import EXPECTED, OLDER
 from .store import ExcludedSource, RunFinal, RunLayer, VerdictCount
 
 if TYPE_CHECKING:
     import psycopg
 
 SCHEMA = "agentevals_history"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 LOCK_KEY = 0x61676576686973  # pg_advisory_xact_lock key of the history's migrations ("agevhis")
 RETRIES = 5
 
@@ -70,12 +78,19 @@ CREATE TABLE {SCHEMA}.attempts (
 );
 CREATE INDEX attempts_source ON {SCHEMA}.attempts (source);
 """,
+    # 1 -> 2: budget_stopped is an outcome (a budget stopped the test's run). Every row is kept; the
+    # constraint keeps its name, so the catalog reads as a new schema's does.
+    f"""
+ALTER TABLE {SCHEMA}.attempts DROP CONSTRAINT attempts_outcome_check;
+ALTER TABLE {SCHEMA}.attempts ADD CONSTRAINT attempts_outcome_check
+    CHECK (outcome IN ('passed', 'failed', 'error', 'skipped', 'budget_stopped'));
+""",
 )
 
 TestKey = tuple[str, str, str]  # test_id, variant, layer ('' outside the pyramid)
 T = TypeVar("T")
 
-_JUDGED = "s.excluded IS NULL AND s.sha IS NOT NULL AND a.outcome != %s"
+_JUDGED = "s.excluded IS NULL AND s.sha IS NOT NULL AND a.outcome NOT IN (%s, %s)"
 _FIX = (
     "nothing was written; point --agentevals-history / [tool.agentevals] history / $AGENTEVALS_HISTORY "
     "at another database, or drop the schema {schema} by hand once you know what it holds"
@@ -168,7 +183,7 @@ class PostgresStore:
     def _checked(self) -> int | None:
         """The schema's version, once the schema is found to be ours (`pg.inspect`): anything else is
         refused before anything is written."""
-        version, found = pg.inspect(self._conn, SCHEMA, EXPECTED, newest=SCHEMA_VERSION)
+        version, found = pg.inspect(self._conn, SCHEMA, EXPECTED, newest=SCHEMA_VERSION, older=OLDER)
         if version is not None and version > SCHEMA_VERSION:
             raise HistoryError(
                 f"{self.url}: this history was written by a newer pytest-agentevals (schema {version}, "
@@ -309,43 +324,44 @@ class PostgresStore:
         tests = self._tests_by_id()
         grouped = (
             "SELECT a.test AS test, s.sha AS sha, count(*) FILTER (WHERE a.outcome = 'passed') AS passes, "
-            "count(*) FILTER (WHERE a.outcome != 'passed') AS failures, max(a.id) AS last, "
+            "count(*) FILTER (WHERE a.outcome NOT IN ('passed', %s)) AS failures, "
+            "count(*) FILTER (WHERE a.outcome = %s) AS stopped, max(a.id) AS last, "
             "row_number() OVER (PARTITION BY t.layer ORDER BY max(a.id) DESC) AS recency "
             f"FROM {SCHEMA}.attempts a JOIN {SCHEMA}.sources s ON s.id = a.source "
             f"JOIN {SCHEMA}.tests t ON t.id = a.test WHERE {_JUDGED} GROUP BY a.test, s.sha, t.layer"
         )
         rows = self._query(
-            f"SELECT test, sha, passes, failures, last FROM ({grouped}) g "
+            f"SELECT test, sha, passes, failures, stopped, last FROM ({grouped}) g "
             "WHERE %s::bigint IS NULL OR recency <= %s::bigint ORDER BY last DESC",
-            (SKIPPED, per_layer, per_layer),
+            (BUDGET_STOPPED, BUDGET_STOPPED, *SKIPS_ONLY, per_layer, per_layer),
         )
         out = []
-        for test, sha, passes, failures, last in rows:
+        for test, sha, passes, failures, stopped, last in rows:
             test_id, variant, layer = tests[test]
-            out.append(VerdictCount(test_id, variant, _layer(layer), sha, passes, failures, last))
+            out.append(VerdictCount(test_id, variant, _layer(layer), sha, passes, failures, last, stopped))
         return out
 
-    def flaky_keys(self) -> set[tuple[str, str, str]]:
+    def flaky_keys(self, budget_stops: str = STOPS_EXCLUDED) -> set[tuple[str, str, str]]:
         tests = self._tests_by_id()
         rows = self._query(
             f"SELECT a.test, s.sha FROM {SCHEMA}.attempts a JOIN {SCHEMA}.sources s ON s.id = a.source "
             f"WHERE {_JUDGED} GROUP BY a.test, s.sha "
             "HAVING count(*) FILTER (WHERE a.outcome = 'passed') > 0 "
             "AND count(*) FILTER (WHERE a.outcome != 'passed') > 0",
-            (SKIPPED,),
+            ignored_outcomes(budget_stops),
         )
         return {(tests[test][0], tests[test][1], sha) for test, sha in rows}
 
-    def run_layers(self) -> list[RunLayer]:
+    def run_layers(self, budget_stops: str = STOPS_EXCLUDED) -> list[RunLayer]:
         rows = self._query(
             "SELECT s.run_id, t.layer, max(a.id) "
             f"FROM {SCHEMA}.attempts a JOIN {SCHEMA}.sources s ON s.id = a.source "
             f"JOIN {SCHEMA}.tests t ON t.id = a.test WHERE {_JUDGED} GROUP BY s.run_id, t.layer",
-            (SKIPPED,),
+            ignored_outcomes(budget_stops),
         )
         return [RunLayer(run_id, _layer(layer), last) for run_id, layer, last in rows]
 
-    def failing_finals(self) -> list[RunFinal]:
+    def failing_finals(self, budget_stops: str = STOPS_EXCLUDED) -> list[RunFinal]:
         tests = self._tests_by_id()
         finals = (
             "SELECT DISTINCT ON (s.run_id, a.test) s.run_id AS run_id, s.sha AS sha, a.test AS test, "
@@ -353,7 +369,9 @@ class PostgresStore:
             f"JOIN {SCHEMA}.sources s ON s.id = a.source WHERE {_JUDGED} "
             "ORDER BY s.run_id, a.test, a.id DESC"
         )
-        rows = self._query(f"SELECT * FROM ({finals}) f WHERE outcome != 'passed'", (SKIPPED,))
+        rows = self._query(
+            f"SELECT * FROM ({finals}) f WHERE outcome != 'passed'", ignored_outcomes(budget_stops)
+        )
         out = []
         for run_id, sha, test, outcome, last in rows:
             test_id, variant, layer = tests[test]

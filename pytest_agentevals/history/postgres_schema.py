@@ -1,7 +1,8 @@
 """The PostgreSQL history's schema as the catalog describes it once its migrations ran (`pg.describe`, read
 under our pinned search path): what `agentevals_history` must hold, no more, no less, no other definition.
 tests/test_pg.py checks that a freshly migrated schema reads exactly so; a migration that changes the
-schema changes this table in the same commit."""
+schema changes this table in the same commit, and keeps the catalog of each older version it migrates
+from in `OLDER` (an older schema is checked against its own catalog before it is migrated)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ EXPECTED: dict[str, str] = {
     "column tests.layer": "text NOT NULL",
     "column tests.test_id": "text NOT NULL",
     "column tests.variant": "text NOT NULL",
-    "constraint attempts.attempts_outcome_check": "CHECK ((outcome = ANY (ARRAY['passed'::text, 'failed'::text, 'error'::text, 'skipped'::text])))",
+    "constraint attempts.attempts_outcome_check": "CHECK ((outcome = ANY (ARRAY['passed'::text, 'failed'::text, 'error'::text, 'skipped'::text, 'budget_stopped'::text])))",
     "constraint attempts.attempts_pkey": "PRIMARY KEY (id)",
     "constraint attempts.attempts_source_fkey": "FOREIGN KEY (source) REFERENCES agentevals_history.sources(id)",
     "constraint attempts.attempts_test_fkey": "FOREIGN KEY (test) REFERENCES agentevals_history.tests(id)",
@@ -60,4 +61,13 @@ EXPECTED: dict[str, str] = {
     "relation tests_id_seq": "sequence",
     "relation tests_pkey": "index",
     "relation tests_test_id_variant_layer_key": "index",
+}
+
+
+# The catalog of schema 1, before budget_stopped was an outcome: only the outcome's CHECK differs.
+OLDER: dict[int, dict[str, str]] = {
+    1: {
+        **EXPECTED,
+        "constraint attempts.attempts_outcome_check": "CHECK ((outcome = ANY (ARRAY['passed'::text, 'failed'::text, 'error'::text, 'skipped'::text])))",
+    },
 }

@@ -142,6 +142,9 @@ def text_lines(report: FlakinessReport) -> list[Line]:
         lines += _offenders(view.waiting)
     if not view.rows and not view.waiting:
         lines.append(("no verdicts yet: a verdict is a test's outcome on a known commit", None))
+    stops = stops_line(report)
+    if stops:
+        lines.append((stops, "yellow"))
     for entry in report.quarantined:
         lines.append((f"quarantined: {entry.describe()}", None))
     for entry in report.expired:
@@ -156,6 +159,24 @@ def text_lines(report: FlakinessReport) -> list[Line]:
 
 def _variant(variant: str) -> str:
     return f" {variant}" if variant else ""
+
+
+def stops_line(report: FlakinessReport) -> str | None:
+    """What budget stops there were, per layer, and what they counted as; None when there were none."""
+    stopped = [r for r in (*_ordered(report), report.outside) if r.metrics.stopped]
+    if not stopped:
+        return None
+    parts = [
+        f"{_name(r)}: {r.metrics.stopped} of {r.metrics.attempts} attempt"
+        + ("" if r.metrics.attempts == 1 else "s")
+        + " stopped by budget"
+        for r in stopped
+    ]
+    if report.budget_stops == "fail":
+        counted = 'counted as failures (budget_stops = "fail")'
+    else:
+        counted = 'left out of the verdicts and flaky rates (budget_stops = "fail" counts them as failures)'
+    return f"{'; '.join(parts)}: {counted}"
 
 
 def to_json(report: FlakinessReport) -> dict[str, Any]:
@@ -174,6 +195,8 @@ def to_json(report: FlakinessReport) -> dict[str, Any]:
             "demonstrated_upper95": m.demonstrated,
             "budget": d.budget,
             "min_samples": d.min_samples,
+            "attempts": m.attempts,
+            "stopped_by_budget": m.stopped,
             "false_red": {
                 "runs": m.false_red.runs,
                 "red": m.false_red.red,
@@ -202,6 +225,7 @@ def to_json(report: FlakinessReport) -> dict[str, Any]:
             "false_red": report.false_red.false_red,
             "rate": report.false_red.rate,
         },
+        "budget_stops": {"mode": report.budget_stops, "attempts": report.attempts, "stopped": report.stopped},
         "quarantined": [entry(e) for e in report.quarantined],
         "expired": [entry(e) for e in report.expired],
         "not_judged": {
@@ -238,6 +262,9 @@ def markdown(report: FlakinessReport) -> str:
         out += [waiting[0].upper() + waiting[1:] + ".", ""]
     if not view.rows and not view.waiting:
         out += ["No verdicts yet.", ""]
+    stops = stops_line(report)
+    if stops:
+        out += [_md(stops) + ".", ""]
     if report.breaches:
         out.append("**Breaches**")
         out.append("")
@@ -343,6 +370,7 @@ __all__ = [
     "ingested",
     "markdown",
     "rendered",
+    "stops_line",
     "text_lines",
     "to_json",
 ]

@@ -16,6 +16,10 @@
   session or rewrite failures as passes; a rewritten view could lie to every verdict. The
   connection also runs with `PRAGMA trusted_schema = OFF` (and SQLITE_DBCONFIG_DEFENSIVE where the
   Python has `setconfig`, 3.12 on).
+- A history of an older schema is migrated in place, in one write transaction, keeping every row
+  (`_migrate`): schema 1 -> 2 admits the outcome `budget_stopped`, which means rebuilding the
+  attempts table (SQLite cannot alter a CHECK constraint). Before that, the file is checked against
+  the objects of the schema its version names, as a current one is against the current schema.
 - The file, its `-wal`, `-shm` and `-journal` companions and the folders above it (up to the
   working directory) are never symbolic links (`fileio.refuse_links`): a committed link would make
   SQLite write outside the tree.
@@ -34,10 +38,18 @@ from typing import Any
 
 from ..errors import HistoryError, LinkRefused
 from ..fileio import refuse_links
-from .model import SKIPPED, Attempt, Source, StoredAttempt
+from .model import (
+    BUDGET_STOPPED,
+    SKIPS_ONLY,
+    STOPS_EXCLUDED,
+    Attempt,
+    Source,
+    StoredAttempt,
+    ignored_outcomes,
+)
 from .store import ExcludedSource, RunFinal, RunLayer, VerdictCount
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_SECONDS = 30.0
 
 _SCHEMA = """
@@ -64,7 +76,7 @@ CREATE TABLE attempts (
     source   INTEGER NOT NULL REFERENCES sources (id),
     test     INTEGER NOT NULL REFERENCES tests (id),
     attempt  INTEGER NOT NULL,          -- 1, then 2 for the first rerun in the same source...
-    outcome  TEXT NOT NULL CHECK (outcome IN ('passed', 'failed', 'error', 'skipped')),
+    outcome  TEXT NOT NULL CHECK (outcome IN ({outcomes})),
     duration REAL NOT NULL,
     worker   TEXT
 );
@@ -74,6 +86,19 @@ CREATE VIEW attempt_rows AS
     FROM attempts a JOIN sources s ON s.id = a.source JOIN tests t ON t.id = a.test;
 """
 
+# The outcomes the attempts table admits, by schema version (2 added budget_stopped).
+_OUTCOMES_OF = {
+    1: "'passed', 'failed', 'error', 'skipped'",
+    2: "'passed', 'failed', 'error', 'skipped', 'budget_stopped'",
+}
+
+
+def _schema_statements(version: int = SCHEMA_VERSION) -> list[str]:
+    """The statements that make the schema of `version` (each as SQLite stores its text)."""
+    text = _SCHEMA.replace("{outcomes}", _OUTCOMES_OF[version])
+    return [statement for statement in text.split(";") if statement.strip()]
+
+
 _FIX = (
     "nothing was changed; move the file aside (e.g. `mv {path} {path}.broken`) to start a new "
     "history, or point --agentevals-history / [tool.agentevals] history at another file"
@@ -82,8 +107,8 @@ _FIX = (
 TestKey = tuple[str, str, str]  # test_id, variant, layer ('' outside the pyramid)
 
 # The attempts a verdict is made of: from a source that is not excluded, on a known commit, and not
-# skipped (the one parameter of a query using it).
-_JUDGED = "s.excluded IS NULL AND s.sha IS NOT NULL AND a.outcome != ?"
+# of the two outcomes left out (the two parameters of a query using it: `ignored_outcomes`).
+_JUDGED = "s.excluded IS NULL AND s.sha IS NOT NULL AND a.outcome NOT IN (?, ?)"
 
 
 # SQLite's companions of a database file, written beside it: a link at one redirects a write too.
@@ -93,24 +118,49 @@ _COMPANIONS = ("", "-wal", "-shm", "-journal")
 _SQLITE_OWN = frozenset({"sqlite_stat1", "sqlite_stat4", "sqlite_sequence"})
 
 
-def _expected_objects() -> dict[str, tuple[str, str | None]]:
-    """name -> (type, SQL) of every object our schema makes, read back from a scratch in-memory
-    database so the text is exactly what SQLite stores (auto-indexes have no SQL)."""
+@functools.lru_cache(maxsize=4)
+def _expected_objects(version: int = SCHEMA_VERSION) -> dict[str, tuple[str, str | None]]:
+    """name -> (type, SQL) of every object the schema of `version` makes, read back from a scratch
+    in-memory database so the text is exactly what SQLite stores (auto-indexes have no SQL)."""
     conn = sqlite3.connect(":memory:", isolation_level=None)
     try:
-        _create_schema(conn.cursor())
+        _create_schema(conn.cursor(), version)
         rows = conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
     finally:
         conn.close()
     return {name: (kind, sql) for kind, name, sql in rows}
 
 
-def _create_schema(cur: sqlite3.Cursor) -> None:
+def _create_schema(cur: sqlite3.Cursor, version: int = SCHEMA_VERSION) -> None:
     # One statement at a time: executescript() would commit the transaction halfway.
-    for statement in _SCHEMA.split(";"):
-        if statement.strip():
-            cur.execute(statement)
+    for statement in _schema_statements(version):
+        cur.execute(statement)
+    cur.execute(f"PRAGMA user_version = {version}")
+
+
+def _migrate(cur: sqlite3.Cursor, version: int) -> None:
+    """Take a history of schema `version` to SCHEMA_VERSION inside the caller's write transaction,
+    keeping every row (and every attempt's id: its recency)."""
+    if version < 2:
+        # 1 -> 2: the attempts table admits budget_stopped. SQLite cannot alter a CHECK, so the table
+        # is rebuilt: the view over it dropped first (a rename would rewrite it), the old table renamed
+        # aside, the new one made with the very text a new history has, the rows copied, the old
+        # table and the view's old text gone, the view made again.
+        cur.execute("DROP VIEW attempt_rows")
+        cur.execute("ALTER TABLE attempts RENAME TO attempts_v1")
+        cur.execute(_statement("CREATE TABLE attempts", 2))
+        cur.execute(
+            "INSERT INTO attempts (id, source, test, attempt, outcome, duration, worker) "
+            "SELECT id, source, test, attempt, outcome, duration, worker FROM attempts_v1 ORDER BY id"
+        )
+        cur.execute("DROP TABLE attempts_v1")
+        cur.execute(_statement("CREATE VIEW attempt_rows", 2))
     cur.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _statement(start: str, version: int) -> str:
+    """The statement of the schema of `version` that begins with `start`."""
+    return next(s for s in _schema_statements(version) if s.strip().startswith(start))
 
 
 def _defend(conn: sqlite3.Connection) -> None:
@@ -197,9 +247,12 @@ class SQLiteStore:
         """Refuse a file holding any object beyond our schema: it could run code on a write (a
         trigger) or a read (a view, a virtual table's module). Reading `sqlite_master` runs nothing.
         A new, empty database (no objects) passes: `_check_schema` creates ours in it."""
-        if conn.execute("PRAGMA user_version").fetchone()[0] > SCHEMA_VERSION:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
             return  # a newer schema: `_check_schema` refuses it, asking for an upgrade
-        expected = _expected_objects()
+        # An older history is checked against its own schema's objects (then migrated); a new, empty
+        # database (version 0) holds nothing, so anything in it is refused below.
+        expected = _expected_objects(version if version in _OUTCOMES_OF else SCHEMA_VERSION)
         for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY rowid"):
             if name in _SQLITE_OWN and kind == "table":
                 continue
@@ -292,6 +345,9 @@ class SQLiteStore:
             # Another process may have created the schema while we waited for the lock.
             version = cur.execute("PRAGMA user_version").fetchone()[0]
             if version == SCHEMA_VERSION:
+                return
+            if version in _OUTCOMES_OF:  # an older history of ours (its objects checked on open)
+                _migrate(cur, version)
                 return
             tables = cur.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
             if tables:
@@ -403,42 +459,43 @@ class SQLiteStore:
         tests = self._tests_by_id()
         grouped = (
             "SELECT a.test AS test, s.sha AS sha, sum(a.outcome = 'passed') AS passes, "
-            "sum(a.outcome != 'passed') AS failures, max(a.id) AS last, "
+            "sum(a.outcome NOT IN ('passed', ?)) AS failures, sum(a.outcome = ?) AS stopped, "
+            "max(a.id) AS last, "
             "row_number() OVER (PARTITION BY t.layer ORDER BY max(a.id) DESC) AS recency "
             "FROM attempts a JOIN sources s ON s.id = a.source JOIN tests t ON t.id = a.test "
             f"WHERE {_JUDGED} GROUP BY a.test, s.sha"
         )
         rows = self._query(
-            f"SELECT test, sha, passes, failures, last FROM ({grouped}) "
+            f"SELECT test, sha, passes, failures, stopped, last FROM ({grouped}) "
             "WHERE ? IS NULL OR recency <= ? ORDER BY last DESC",
-            (SKIPPED, per_layer, per_layer),
+            (BUDGET_STOPPED, BUDGET_STOPPED, *SKIPS_ONLY, per_layer, per_layer),
         )
         out = []
-        for test, sha, passes, failures, last in rows:
+        for test, sha, passes, failures, stopped, last in rows:
             test_id, variant, layer = tests[test]
-            out.append(VerdictCount(test_id, variant, _layer(layer), sha, passes, failures, last))
+            out.append(VerdictCount(test_id, variant, _layer(layer), sha, passes, failures, last, stopped))
         return out
 
-    def flaky_keys(self) -> set[tuple[str, str, str]]:
+    def flaky_keys(self, budget_stops: str = STOPS_EXCLUDED) -> set[tuple[str, str, str]]:
         tests = self._tests_by_id()
         rows = self._query(
             "SELECT a.test, s.sha FROM attempts a JOIN sources s ON s.id = a.source "
             f"WHERE {_JUDGED} GROUP BY a.test, s.sha "
             "HAVING sum(a.outcome = 'passed') > 0 AND sum(a.outcome != 'passed') > 0",
-            (SKIPPED,),
+            ignored_outcomes(budget_stops),
         )
         return {(tests[test][0], tests[test][1], sha) for test, sha in rows}
 
-    def run_layers(self) -> list[RunLayer]:
+    def run_layers(self, budget_stops: str = STOPS_EXCLUDED) -> list[RunLayer]:
         rows = self._query(
             "SELECT s.run_id, t.layer, max(a.id) "
             "FROM attempts a JOIN sources s ON s.id = a.source JOIN tests t ON t.id = a.test "
             f"WHERE {_JUDGED} GROUP BY s.run_id, t.layer",
-            (SKIPPED,),
+            ignored_outcomes(budget_stops),
         )
         return [RunLayer(run_id, _layer(layer), last) for run_id, layer, last in rows]
 
-    def failing_finals(self) -> list[RunFinal]:
+    def failing_finals(self, budget_stops: str = STOPS_EXCLUDED) -> list[RunFinal]:
         tests = self._tests_by_id()
         # SQLite takes the bare columns (sha, outcome) from the row holding max(a.id).
         finals = (
@@ -446,7 +503,9 @@ class SQLiteStore:
             "max(a.id) AS last FROM attempts a JOIN sources s ON s.id = a.source "
             f"WHERE {_JUDGED} GROUP BY s.run_id, a.test"
         )
-        rows = self._query(f"SELECT * FROM ({finals}) WHERE outcome != 'passed'", (SKIPPED,))
+        rows = self._query(
+            f"SELECT * FROM ({finals}) WHERE outcome != 'passed'", ignored_outcomes(budget_stops)
+        )
         out = []
         for run_id, sha, test, outcome, last in rows:
             test_id, variant, layer = tests[test]

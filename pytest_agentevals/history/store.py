@@ -11,12 +11,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .model import Attempt, Source, StoredAttempt
+from .model import STOPS_EXCLUDED, Attempt, Source, StoredAttempt
 
 
 @dataclass(frozen=True)
 class VerdictCount:
-    """Passing and failing attempts of one test variant on one commit (skips left out)."""
+    """Passing, failing and budget-stopped attempts of one test variant on one commit (skips left
+    out). `failures` never counts a stop: what a stop counts as is the verdicts' to say."""
 
     test_id: str
     variant: str
@@ -25,6 +26,7 @@ class VerdictCount:
     passes: int
     failures: int
     last: int  # increases with the most recent attempt stored: orders verdicts by recency
+    stopped: int = 0  # attempts a budget stopped (budget_stopped)
 
 
 @dataclass(frozen=True)
@@ -86,20 +88,24 @@ class HistoryStore(Protocol):
         ...
 
     def verdict_counts(self, per_layer: int | None = None) -> list[VerdictCount]:
-        """Per (test, variant, commit): passes and failures, from judged sources with a known sha,
-        the most recent first; with `per_layer`, only that many of the most recent of each layer."""
+        """Per (test, variant, commit): passes, failures and budget stops, from judged sources with a
+        known sha, the most recent first; with `per_layer`, only that many of the most recent of each
+        layer (a commit with nothing but stops is one of them)."""
         ...
 
-    def flaky_keys(self) -> set[tuple[str, str, str]]:
-        """(test id, variant, sha) of every judged group with both a pass and a failure."""
+    def flaky_keys(self, budget_stops: str = STOPS_EXCLUDED) -> set[tuple[str, str, str]]:
+        """(test id, variant, sha) of every judged group with both a pass and a failure (a budget stop
+        one only when `budget_stops` is "fail"; otherwise it is left out like a skip)."""
         ...
 
-    def run_layers(self) -> list[RunLayer]:
-        """Per (run, layer): the runs of judged sources, with their recency."""
+    def run_layers(self, budget_stops: str = STOPS_EXCLUDED) -> list[RunLayer]:
+        """Per (run, layer): the runs of judged sources, with their recency (attempts left out as in
+        `flaky_keys`)."""
         ...
 
-    def failing_finals(self) -> list[RunFinal]:
-        """Per (run, test, variant) whose last non-skipped attempt failed, judged sources only."""
+    def failing_finals(self, budget_stops: str = STOPS_EXCLUDED) -> list[RunFinal]:
+        """Per (run, test, variant) whose last attempt failed, judged sources only, skips (and budget
+        stops, unless `budget_stops` is "fail") left out."""
         ...
 
     def excluded_sources(self) -> list[ExcludedSource]: ...

@@ -12,6 +12,9 @@ inside reports and lands in JUnit XML, where ingest reads it back:
 - `agentevals.variant.<name>`: one more entry (its value as text), for a fixture that knows more
   (e.g. the model a run really used):
   `request.node.user_properties.append(("agentevals.variant.model", "claude-x"))`.
+
+One more travels the same way but is no part of the variant: `agentevals.budget_stop`, on a test a
+budget stopped (`attempts.mark_budget_stop`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from typing import Any, Final
 from ..trace.jsonable import canonical_json
 
 LAYER_PROPERTY: Final = "agentevals.layer"
+# Set on a test whose run a budget stopped (`budget_exhausted`), its value the stop: the history files
+# such an attempt as `budget_stopped`, and JUnit ingest reads it back from the testcase's properties.
+BUDGET_STOP_PROPERTY: Final = "agentevals.budget_stop"
 VARIANT_PROPERTY: Final = "agentevals.variant"
 VARIANT_PREFIX: Final = VARIANT_PROPERTY + "."
 

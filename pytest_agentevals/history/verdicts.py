@@ -3,6 +3,11 @@
 A verdict is PASS (only passed), FAIL (only failed) or FLAKY (both passed and failed on the same code:
 Google's rule). A commit run once can only be PASS or FAIL: flakiness shows up where a test runs more
 than once on the same code (reruns, re-run CI jobs, repeated nightly runs).
+
+An attempt a budget stopped (`budget_stopped`) is neither a pass nor a failure by default (the
+`budget_stops` setting "exclude"): it makes no verdict and no flip, and a commit where every attempt
+was stopped is STOPPED, which is no verdict either. It is counted, per layer, over the same window
+("1 of 12 attempts stopped by budget"). With `budget_stops = "fail"` a stop counts as a failure.
 """
 
 from __future__ import annotations
@@ -13,11 +18,13 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..stats import Interval, demonstrated_upper, wilson
+from .model import STOPS_EXCLUDED, STOPS_FAIL
 from .store import RunFinal, RunLayer, VerdictCount
 
 PASS: Final = "PASS"
 FAIL: Final = "FAIL"
 FLAKY: Final = "FLAKY"
+STOPPED: Final = "STOPPED"  # every attempt on the commit was stopped by a budget: no verdict
 
 VerdictKey = tuple[str, str, str]  # test_id, variant, sha
 
@@ -41,30 +48,39 @@ class CommitVerdict:
     sha: str
     verdict: str
     passes: int
-    failures: int
+    failures: int  # a budget stop among them when budget_stops is "fail"
     last: int  # recency
+    stopped: int = 0  # attempts a budget stopped, counted as failures or not
+    attempts: int = 0  # every attempt on the commit but skips: passes, failures and stops
 
     @property
     def key(self) -> VerdictKey:
         return (self.test_id, self.variant, self.sha)
 
+    @property
+    def judged(self) -> bool:
+        """Whether this is a verdict (PASS, FAIL, FLAKY), not a commit of budget stops only."""
+        return self.verdict != STOPPED
 
-def verdicts(counts: Iterable[VerdictCount]) -> list[CommitVerdict]:
-    """One verdict per count row, the most recent first."""
-    out = [
-        CommitVerdict(
-            c.test_id,
-            c.variant,
-            c.layer,
-            c.sha,
-            verdict_of(c.passes, c.failures),
-            c.passes,
-            c.failures,
-            c.last,
+
+def verdicts(counts: Iterable[VerdictCount], budget_stops: str = STOPS_EXCLUDED) -> list[CommitVerdict]:
+    """One verdict per count row, the most recent first: budget stops left out of it (a commit with
+    only stops is STOPPED), or, with `budget_stops` "fail", counted as failures."""
+    out = []
+    for c in counts:
+        failures = c.failures + (c.stopped if budget_stops == STOPS_FAIL else 0)
+        if c.passes or failures:
+            verdict = verdict_of(c.passes, failures)
+        elif c.stopped:
+            verdict = STOPPED
+        else:
+            continue
+        attempts = c.passes + c.failures + c.stopped
+        out.append(
+            CommitVerdict(
+                c.test_id, c.variant, c.layer, c.sha, verdict, c.passes, failures, c.last, c.stopped, attempts
+            )
         )
-        for c in counts
-        if c.passes or c.failures
-    ]
     out.sort(key=lambda v: v.last, reverse=True)
     return out
 
@@ -97,6 +113,8 @@ class LayerMetrics:
     false_red: FalseRed
     offenders: tuple[Offender, ...]
     tests: int = 0  # test variants with a verdict in the window
+    attempts: int = 0  # attempts behind the window's verdicts, and its commits of budget stops only
+    stopped: int = 0  # of which a budget stopped (left out of the rate, or failures with "fail")
 
     @property
     def rate(self) -> float | None:
@@ -158,7 +176,8 @@ def layer_metrics(
     most recent first; `flaky` (the FLAKY keys of all time, for false-red runs) defaults to those
     among `all_verdicts`."""
     mine = [v for v in all_verdicts if v.layer == layer and not ignore(v.test_id)]
-    recent = mine[:window]
+    window_rows = mine[:window]  # a commit of budget stops only takes its place in the window too
+    recent = [v for v in window_rows if v.judged]
     k = sum(1 for v in recent if v.verdict == FLAKY)
     per_test: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for v in recent:
@@ -182,4 +201,6 @@ def layer_metrics(
         false_red=false_red_of(runs, layer_failing, flaky, ignore),
         offenders=tuple(worst),
         tests=len(per_test),
+        attempts=sum(v.attempts for v in window_rows),
+        stopped=sum(v.stopped for v in window_rows),
     )

@@ -363,6 +363,11 @@ class MarathonLayer:
             from .tally import payload
 
             fresh = item.stash.get(RESULT_KEY, None)
+            if fresh is not None and fresh.stopped_by_budget:
+                from ..history import mark_budget_stop  # the history files the seed as budget_stopped
+
+                stop = fresh.metrics.budget_stop or "a budget"
+                mark_budget_stop(item, report, f"seed {seeding.seed} stopped by budget {stop}")
             report.agentevals_marathon = payload(  # type: ignore[attr-defined]
                 test=seeding.test,
                 seed=seeding.seed,

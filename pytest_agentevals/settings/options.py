@@ -32,8 +32,9 @@ REPLAY_PROFILES = ("auto", "off")
 REPLAY_VIA = ("sdk", "http")
 FLAKY_MODES = ("off", "warn", "fail")
 LEDGER_UNREACHABLE = ("refuse", "run")
-# What a marathon verdict does with the seeds a budget stopped: leave them out of the pass rates
-# (a stop says the guard worked, not that the agent regressed), or count them as failures.
+# What a marathon verdict and the history's flakiness do with the seeds and attempts a budget stopped:
+# leave them out of the pass rates and verdicts (a stop says the guard worked, not that the agent
+# regressed), or count them as failures.
 BUDGET_STOP_MODES = ("exclude", "fail")
 
 
@@ -486,8 +487,9 @@ OPTIONS: tuple[Option, ...] = (
         "budget_stops",
         _choice(BUDGET_STOP_MODES),
         "exclude",
-        "what a marathon verdict does with the seeds a budget stopped (budget_exhausted): leave them out "
-        "of the pass rates, counted and shown apart, or count them as failures",
+        "what marathon verdicts and the flakiness history do with the seeds and test attempts a budget "
+        "stopped (budget_exhausted): leave them out of the pass rates and flaky verdicts, counted and "
+        "shown apart, or count them as failures",
         choices=BUDGET_STOP_MODES,
     ),
     Option(

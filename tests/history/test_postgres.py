@@ -237,7 +237,7 @@ def test_an_unsupported_server_version_is_refused(
             f"CREATE FOREIGN TABLE {SCHEMA}.remote (x int) SERVER elsewhere",
             "a foreign table 'remote'",
         ),
-        (f"UPDATE {SCHEMA}.meta SET value = '7'", "newer pytest-agentevals (schema 7, this one reads 1)"),
+        (f"UPDATE {SCHEMA}.meta SET value = '7'", "newer pytest-agentevals (schema 7, this one reads 2)"),
     ],
     ids=["trigger", "view", "rule", "foreign-table", "newer"],
 )
