@@ -311,6 +311,31 @@ def enforce(drifts: Sequence[Drift], policy: str, where: str | Path, name: str |
     return list(drifts)
 
 
+# -- what a harness declares, shown (`agentevals contract`) ----------------------------------------
+
+
+def declared_shown(declared: Mapping[str, Any], format: str) -> str:
+    """What a harness declares (`graph_contract(graph)`, say): one `key  value` line per key,
+    flattened as a fixture's manifest names them, or (`json`) the nested dict itself."""
+    if format == "json":
+        return json.dumps(declared, indent=2, sort_keys=True)
+    return "\n".join(f"{key}  {value}" for key, value in sorted(flatten(declared).items()))
+
+
+def drift_shown(
+    name: str, declared: Mapping[str, Any], drifts: Sequence[Drift], recorded: int, what: str, format: str
+) -> str:
+    """How `declared` (`what`: "the graph's") differs from fixture `name`'s `recorded` keys of it."""
+    if format == "json":
+        shown = {"fixture": name, "contract": declared, "drift": [drift.to_json() for drift in drifts]}
+        return json.dumps(shown, indent=2)
+    if not recorded:
+        return f"{name}: its contract holds none of {what} keys (recorded without them)"
+    if drifts:
+        return f"{name}: {what} contract drifted:\n{table(drifts)}"
+    return f"{name}: {what} {recorded} contract key(s) match the recorded ones"
+
+
 __all__ = [
     "ABSENT",
     "LEVELS",
@@ -320,6 +345,8 @@ __all__ = [
     "compare",
     "compare_request",
     "current",
+    "declared_shown",
+    "drift_shown",
     "enforce",
     "environment_contract",
     "fix_for",

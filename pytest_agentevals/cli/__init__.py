@@ -12,6 +12,7 @@ from .. import __version__
 from ..errors import AgentEvalsError
 from ..trace.terminal import safe
 from . import (
+    contract,
     flaky,
     imports,
     judge,
@@ -40,6 +41,7 @@ SUBCOMMANDS: tuple[Any, ...] = (
     promote,
     imports,
     resume,
+    contract,
     scan,
     marathon,
     triage,

@@ -293,9 +293,13 @@ class ResumeRun:
         consequence (a client process answered the final 500 and an SDK's own error about it, say),
         so the stop is raised instead, `error` its cause. Known by the leg's recorder, never by the
         error's text; an interrupt (not an `Exception`) stays what it is."""
-        halt = self.recorder.guarding.halt if self.recorder is not None else None
+        recorder = self.recorder
+        halt = recorder.guarding.halt if recorder is not None else None
         if halt is None or not isinstance(error, Exception) or isinstance(error, RunStopped | type(halt)):
             return error
+        if recorder is not None:  # kept in the leg's trace too: an until stop raises nothing
+            reason = f"{type(error).__name__}: {error}"
+            recorder.emit("note", message="the hook raised after the guard's stop", data={"reason": reason})
         halt.__cause__ = error
         return halt.with_traceback(None)  # raised again here, not with the frames it was first raised in
 

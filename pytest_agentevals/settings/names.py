@@ -53,6 +53,7 @@ COMMANDS = {
     "import": "imports",  # runs kept elsewhere, read into traces (docs/imports.md)
     "export": "imports",  # and a trace written for other tools (OTLP)
     "resume": "resume",
+    "contract": "adapters",  # the contract keys a harness's code implies (graph_contract)
     "scan": "report",
     "marathon": "marathon",
     "triage": "triage",

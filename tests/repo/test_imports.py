@@ -267,6 +267,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     },
     "__main__": {"cli"},
     "cli": {
+        "adapters",  # `agentevals contract graph`: graph_contract, LangGraph imported by that command only
+        "contract",
         "endpoint",
         "errors",
         "guards",

@@ -185,10 +185,15 @@ def test_what_the_hook_raises_after_a_stop_is_raised_as_the_stop(project: pytest
         """
     )
     project.runpytest().assert_outcomes(passed=2)
-    for trace in sorted((project.path / ".agentevals" / "traces").glob("*.trace.jsonl")):
-        end = ae.read_trace(trace)[-1]
-        assert end["status"] in ("budget_exhausted", "ok")
-        assert "error" not in end  # the stop's own guard event says why; no client error claimed
+    traces = sorted((project.path / ".agentevals" / "traces").glob("*.trace.jsonl"))
+    assert len(traces) == 2
+    for trace in traces:
+        events = ae.read_trace(trace)
+        assert events[-1]["status"] in ("budget_exhausted", "ok")
+        assert "error" not in events[-1]  # the stop's own guard event says why; no client error claimed
+        (note,) = [event for event in events if event["type"] == "note"]  # what the hook raised, kept
+        assert note["message"] == "the hook raised after the guard's stop"
+        assert note["data"]["reason"] == "RuntimeError: API Error: 500 (the client gave up)"
 
 
 def test_an_error_before_any_stop_is_still_the_hooks(project: pytest.Pytester) -> None:
