@@ -136,3 +136,7 @@ class JudgeAgreement:
 
 def _number(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
+
+
+# What the docs and a user may import from here (docs/step.md); the rest is this module's own.
+__all__ = ["JudgeAgreement", "fleiss_kappa", "krippendorff_alpha"]
