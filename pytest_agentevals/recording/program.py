@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import os
 import runpy
 import sys
 import traceback
@@ -27,14 +28,16 @@ from ..trace.summary import TraceSummary, summarize
 from .recorder import Recorder
 
 
-def run(program: Program, root: Path | None = None) -> int:
+def run(program: Program, root: Path | None = None, *, cwd: Path | None = None) -> int:
     """Run the program in this process and return its exit code. Exceptions propagate.
 
     As python does, `-m` puts the working directory (`root`, default the current one) first on the
-    path, a script its own folder; a relative script is found from `root`.
+    path, a script its own folder; a relative script is found from `root`. With `cwd` the program
+    runs in that folder (a replay's fresh copy of its recorded workspace), its code still found from
+    `root`; the working directory is put back afterwards.
     """
-    root = root or Path.cwd()
-    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    root = (root or Path.cwd()).resolve()
+    saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
     if program.is_module:
         sys.argv = [program.target, *program.args]
         sys.path.insert(0, str(root))
@@ -47,6 +50,8 @@ def run(program: Program, root: Path | None = None) -> int:
         sys.argv = [program.target, *program.args]
         sys.path.insert(0, str(script.parent))
     try:
+        if cwd is not None:
+            os.chdir(cwd)
         if program.is_module:
             runpy.run_module(program.target, run_name="__main__", alter_sys=True)
         else:
@@ -55,6 +60,8 @@ def run(program: Program, root: Path | None = None) -> int:
         return exit_code(exc)
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
+        if cwd is not None:
+            os.chdir(saved_cwd)
     return 0
 
 
@@ -130,26 +137,30 @@ def new_trace(output: Path, *, force: bool = False) -> Path:
     return output
 
 
-# The state of a command's checkpoint at its start: what a replay re-runs, in a copy of its workspace.
+# The state of a command's (a Python program's) checkpoint at its start: what a replay re-runs, in
+# a copy of its workspace.
 COMMAND_STATE = "agentevals-command/1"
+PROGRAM_STATE = "agentevals-program/1"
+START_STATES = (COMMAND_STATE, PROGRAM_STATE)
 
 
-def workspace_at_start(recorder: Recorder, command: Command, folder: Path) -> None:
-    """A checkpoint before the command starts: its state the command, its workspace a snapshot of the
-    folder it runs in (the run's own trace left out). A replay of the run (a promoted test) re-runs
-    the command in a fresh copy of it; `agentevals resume` may boot from it too."""
+def workspace_at_start(recorder: Recorder, program: Program | Command, folder: Path) -> None:
+    """A checkpoint before the program starts (`command start`, or `program start` for a Python
+    program run in this process): its state the program's command line, its workspace a snapshot of
+    the folder it runs in (the run's own trace left out). A replay of the run (a promoted test,
+    `agentevals replay`) re-runs the program in a fresh copy of it; `agentevals resume` may boot from
+    it too."""
     snapshot = recorder.snapshots.snapshot(folder)
-    with contextlib.suppress(ValueError, OSError):  # the run's own trace is not the command's work
+    with contextlib.suppress(ValueError, OSError):  # the run's own trace is not the program's work
         own = recorder.path.resolve().relative_to(folder.resolve()).as_posix()
         snapshot["files"].pop(own, None)
+    if isinstance(program, Command):
+        state: dict[str, object] = {"format": COMMAND_STATE, "command": list(program.argv)}
+        name = "command start"
+    else:
+        state, name = {"format": PROGRAM_STATE, "argv": program.argv}, "program start"
     recorder.count("checkpoints")
-    recorder.emit(
-        "checkpoint",
-        sync=True,
-        state={"format": COMMAND_STATE, "command": list(command.argv)},
-        name="command start",
-        workspace=snapshot,
-    )
+    recorder.emit("checkpoint", sync=True, state=state, name=name, workspace=snapshot)
 
 
 def record_program(
@@ -190,9 +201,8 @@ def record_program(
     stopped = error = crash = checked = None
     try:
         with recorder:
+            workspace_at_start(recorder, program, Path.cwd())  # what a replay re-runs it in
             if runner is not None:
-                if isinstance(program, Command):
-                    workspace_at_start(recorder, program, Path.cwd())
                 code = runner()
             else:
                 assert isinstance(program, Program)

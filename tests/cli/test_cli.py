@@ -72,6 +72,7 @@ def test_record_a_script_then_show_it(project: Path) -> None:
     kinds = [event["type"] for event in events]
     assert kinds == [
         "run_start",
+        "checkpoint",  # the folder the program started in, what a replay runs it in a copy of
         "tool_call",
         "tool_call",
         "checkpoint",
@@ -81,7 +82,8 @@ def test_record_a_script_then_show_it(project: Path) -> None:
     ]
     assert events[0]["seed"] == 4
     assert events[0]["task"] == {"argv": ["agent.py", "x", "--flag"]}
-    assert events[2]["error"] == {"type": "ValueError", "message": "cannot shout boom"}
+    assert events[1]["name"] == "program start"
+    assert events[3]["error"] == {"type": "ValueError", "message": "cannot shout boom"}
     assert events[-1]["status"] == "no_model_calls"
     assert "not pointed at the endpoint" in events[-1]["reason"]
 
@@ -89,7 +91,7 @@ def test_record_a_script_then_show_it(project: Path) -> None:
     assert shown.returncode == 0
     assert "ended      no_model_calls — the run made no model call that was recorded" in shown.stdout
     assert "tools      2 calls (1 errors): shout 2" in shown.stdout
-    assert "harness    1 checkpoints · 1 compactions · 0 notes" in shown.stdout
+    assert "harness    2 checkpoints · 1 compactions · 0 notes" in shown.stdout  # the start's, the script's
     assert "verified   1/1 passed, progress 50% (of no model call: not the agent's work)" in shown.stdout
     assert "problems\n  - no model call was recorded: the run checked nothing" in shown.stdout
     # No verdict, AUC or loop rate beside that problem: over 0 steps they say nothing.
@@ -101,7 +103,7 @@ def test_record_a_script_then_show_it(project: Path) -> None:
     as_json = json.loads(agentevals("show", "--json", "run.trace.jsonl", cwd=project).stdout)
     assert as_json["tool_errors"] == 1
     assert as_json["status"] == "no_model_calls"
-    assert as_json["checkpoints"] == 1
+    assert as_json["checkpoints"] == 2
 
 
 def test_record_a_module_with_its_exit_code(project: Path) -> None:
@@ -191,7 +193,7 @@ def test_show_lists_problems_of_a_killed_run(project: Path) -> None:
     assert (
         textwrap.dedent("""\
         problems
-          - k.trace.jsonl:7: the last line is incomplete (a crash mid-write?); ignored it
+          - k.trace.jsonl:8: the last line is incomplete (a crash mid-write?); ignored it
           - no run_end event: the run was killed or is still going""")
         in shown.stdout
     )
