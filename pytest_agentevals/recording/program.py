@@ -24,6 +24,8 @@ from ..guards.protocol import Guard
 from ..lifecycle import RunSpec
 from ..settings import Settings
 from ..settings.argv import Command, Program
+from ..trace.events import NO_MODEL_CALLS as NO_MODEL_CALLS_STATUS
+from ..trace.events import NO_MODEL_CALLS_REASON
 from ..trace.summary import TraceSummary, summarize
 from .recorder import Recorder
 
@@ -75,9 +77,11 @@ def exit_code(exc: SystemExit) -> int:
 
 
 # The exit codes of a recorded run that did not end as its program said: a guard stopped it, one of
-# our errors (a model with no price under a cost budget, an unreadable ledger), an interrupt.
+# our errors (a model with no price under a cost budget, an unreadable ledger), a program that exited
+# 0 having made no model call (it checked nothing: likely not pointed at the endpoint), an interrupt.
 STOPPED = 3
 OUR_ERROR = 2
+NO_MODEL_CALLS = 4
 INTERRUPTED = 130
 
 
@@ -93,6 +97,8 @@ class RecordedRun:
     error: str | None = None
     crash: str | None = None
     check: str | None = None  # how the --verify check came out
+    empty: str | None = None  # why a run with no model call failed (the trace's reason)
+    allowed_empty: bool = False  # it made none, and --allow-no-model-calls let its exit code stand
 
     def text(self) -> str:
         """What a person reads after the program's own output (on stderr): why it stopped, if it did,
@@ -106,6 +112,17 @@ class RecordedRun:
             lines.append(self.crash.rstrip("\n"))
         if self.check is not None:
             lines.append(f"agentevals record: verify {self.check}")
+        if self.empty is not None:
+            lines.append(
+                f"agentevals record: error: no model call, so the run checked nothing (exit status "
+                f"{NO_MODEL_CALLS}): {self.empty}. If the program legitimately calls no model, give "
+                "--allow-no-model-calls"
+            )
+        elif self.allowed_empty:
+            lines.append(
+                "agentevals record: the run made no model call (allowed by --allow-no-model-calls: "
+                "the exit status is the program's; the trace still ends no_model_calls)"
+            )
         s = self.summary
         lines.append(
             f"agentevals record: wrote {self.output} ({s.steps} steps, ended {s.status}, "
@@ -174,6 +191,7 @@ def record_program(
     runner: Callable[[], int] | None = None,
     around: Callable[[], AbstractContextManager[object]] | None = None,
     verify: Sequence[str] | None = None,
+    allow_no_model_calls: bool = False,
 ) -> RecordedRun:
     """Run `program` with recording on, into a new trace at `output` (its task: the program's argv),
     with `guards` deciding before each model call. A Python program runs in this process; `runner`
@@ -181,7 +199,10 @@ def record_program(
     written whatever the program does; only an existing `output` raises (nothing is run). `around` is
     entered around a Python program (the model endpoint its subprocesses are pointed at). `verify`, a
     check command, runs after the program in the current folder, whatever its exit code or a guard's
-    stop (not after a crash or an interrupt): its result is the run's verification event."""
+    stop (not after a crash or an interrupt): its result is the run's verification event. A program
+    that exits 0 having made no model call ends its trace `no_model_calls` and the run with
+    NO_MODEL_CALLS (4), its reason said; `allow_no_model_calls` lets the program's 0 stand (the
+    trace still says no_model_calls: a run that checked nothing is never `ok`)."""
     new_trace(output)
     task = {"argv": program.argv} if isinstance(program, Program) else {"command": list(program.argv)}
     spec = RunSpec(
@@ -230,4 +251,11 @@ def record_program(
     except Exception:
         # The program's own failure: shown as python shows it; the trace keeps it too.
         crash, code = traceback.format_exc(), 1
-    return RecordedRun(code, output, summarize(output), stopped, error, crash, checked)
+    summary = summarize(output)
+    empty, allowed_empty = None, False
+    if code == 0 and summary.status == NO_MODEL_CALLS_STATUS:
+        if allow_no_model_calls:
+            allowed_empty = True
+        else:
+            empty, code = summary.error or NO_MODEL_CALLS_REASON, NO_MODEL_CALLS
+    return RecordedRun(code, output, summary, stopped, error, crash, checked, empty, allowed_empty)

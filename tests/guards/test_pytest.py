@@ -331,5 +331,6 @@ def test_agentevals_record_refuses_bad_budgets_and_unpriced_models(tmp_path: Pat
     assert unpriced.returncode == 2
     assert "[tool.agentevals.prices.house-model-2]: no price for model 'house-model-2'" in unpriced.stderr
     events = read_trace(tmp_path / "u.trace.jsonl")
-    assert [e["type"] for e in events] == ["run_start", "guard", "run_end"]
+    # The program's start checkpoint (the folder it runs in), then the refusal before any call.
+    assert [e["type"] for e in events] == ["run_start", "checkpoint", "guard", "run_end"]
     assert not json.loads((tmp_path / ".agentevals" / "ledger.json").read_text())["reservations"]
