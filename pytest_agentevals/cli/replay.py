@@ -59,7 +59,7 @@ def main(args: argparse.Namespace) -> int:
         # from a later checkpoint leaves the harness to restore its own state, in the current folder).
         cwd = None
         if args.from_step is None and has_start_workspace(trace):
-            cwd = stack.enter_context(recorded_workspace(trace, program))
+            cwd = stack.enter_context(recorded_workspace(trace, program, Path.cwd()))
         done = replay_program(
             program,
             args.trace,

@@ -48,9 +48,13 @@ def has_start_workspace(trace: Path) -> bool:
 
 
 @contextlib.contextmanager
-def recorded_workspace(trace: Path, program: Program | Command) -> Iterator[Path]:
+def recorded_workspace(
+    trace: Path, program: Program | Command, files_from: Path | None = None
+) -> Iterator[Path]:
     """A fresh copy (in a temporary folder, removed afterwards) of the folder the recorded run of
-    `program` in `trace` started in: its start checkpoint's workspace, restored entry by entry."""
+    `program` in `trace` started in: its start checkpoint's workspace, restored entry by entry. A file
+    the trace keeps only the hash of (over 256 KiB) is taken from `files_from` (the project: where a
+    run is usually recorded) when its SHA-256 there is the recorded one."""
     from ..resume import resume_point_from_trace  # the resume engine loads with the first replay
 
     how = "-- COMMAND" if isinstance(program, Command) else "script.py (or -m module)"
@@ -58,7 +62,7 @@ def recorded_workspace(trace: Path, program: Program | Command) -> Iterator[Path
     with tempfile.TemporaryDirectory(prefix="agentevals-replay-") as scratch:
         workspace = Path(scratch) / "workspace"
         try:
-            point = resume_point_from_trace(trace, 0, workspace)
+            point = resume_point_from_trace(trace, 0, workspace, files_from=files_from)
         except CheckpointError as exc:
             raise AgentEvalsError(
                 f"{trace}: cannot restore the workspace to re-run `{program.label}` in: {exc} ({fix})"
@@ -89,7 +93,7 @@ def replay_command(run: Any, argv: Sequence[Any]) -> int:
             f"[{json.dumps(command.label)}]; or start it yourself in a `pytest_agentevals_run_agent(run)` "
             "hook (see docs/replay.md)"
         )
-    with recorded_workspace(Path(where), command) as workspace:
+    with recorded_workspace(Path(where), command, settings.rootdir) as workspace:
         code = run_command(command.argv, cwd=workspace)
     if code != 0:
         raise AgentEvalsError(f"the replayed command `{command.label}` exited with status {code}")
@@ -118,7 +122,7 @@ def replay_program(run: Any, argv: Any) -> int:
             f"[{json.dumps(program.label)}]; or start the agent yourself in a "
             "`pytest_agentevals_run_agent(run)` hook (see docs/replay.md)"
         )
-    with recorded_workspace(Path(where), program) as workspace, children_pointed():
+    with recorded_workspace(Path(where), program, root) as workspace, children_pointed():
         code = programs.run(program, root, cwd=workspace)
     if code != 0:
         raise AgentEvalsError(f"the replayed program {program.label} exited with status {code}")

@@ -28,6 +28,8 @@ source = pathlib.Path("calc.py").read_text()  # the recorded workspace's file, i
 pathlib.Path("calc.py").write_text(source.replace("a - b", "a + b"))
 pathlib.Path("notes.txt").write_text(reply.content[0].text)
 print("ran in", os.getcwd())
+data = pathlib.Path("data.txt")
+print("data", len(data.read_text()) if data.exists() else None)
 """
 BUGGY = "def add(a, b):\n    return a - b\n"
 
@@ -119,3 +121,25 @@ def test_agentevals_replay_runs_the_program_in_a_fresh_copy_and_a_changed_script
     assert "ReplayDivergence" in diverged.stderr
     assert "fix calc.py, quickly" in diverged.stderr
     assert (root / "calc.py").read_text() == BUGGY
+
+
+def test_a_file_too_large_for_the_trace_comes_from_the_project_if_unchanged(
+    pytester: pytest.Pytester, model: SimServer
+) -> None:
+    root = pytester.path
+    (root / "data.txt").write_text("x" * (300 * 1024))  # over 256 KiB: the trace keeps its hash only
+    trace = recorded(root, model)
+    start = next(e for e in read_trace(trace) if e["type"] == "checkpoint")
+    assert "text" not in start["workspace"]["files"]["data.txt"]
+    offline = {"ANTHROPIC_API_KEY": make_fake_key("offline")}
+    done = run_agentevals("replay", "run.trace.jsonl", "agent.py", cwd=root, env=offline)
+    assert done.returncode == 0, done.stderr
+    assert f"data {300 * 1024}\n" in done.stdout  # in the copy, checked against the recorded hash
+
+    (root / "data.txt").write_text("y" * (300 * 1024))
+    changed = run_agentevals("replay", "run.trace.jsonl", "agent.py", cwd=root, env=offline)
+    assert changed.returncode == 2
+    assert "cannot restore the workspace to re-run `agent.py` in" in changed.stderr
+    assert "is not the file 'data.txt' the checkpoint recorded" in changed.stderr
+    assert "Traceback" not in changed.stderr
+    assert "ran in" not in changed.stdout  # nothing ran
