@@ -55,10 +55,12 @@ def main(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     trace = Path(args.trace)
     with contextlib.ExitStack() as stack:
-        # A run of `agentevals record` re-runs in a fresh copy of the folder it started in (a replay
-        # from a later checkpoint leaves the harness to restore its own state, in the current folder).
+        # A Python program's run of `agentevals record` re-runs in a fresh copy of the folder it
+        # started in (a replay from a later checkpoint leaves the harness to restore its own state,
+        # in the current folder). A command runs in the current folder, set up as the user wants it
+        # (the promoted test of one runs it in the copy: endpoint/replayed.py).
         cwd = None
-        if args.from_step is None and has_start_workspace(trace):
+        if argv is None and args.from_step is None and has_start_workspace(trace):
             cwd = stack.enter_context(recorded_workspace(trace, program, Path.cwd()))
         done = replay_program(
             program,
@@ -68,7 +70,7 @@ def main(args: argparse.Namespace) -> int:
             # (the program runs in another folder: its trace is named from this one)
             output=(Path(args.output).resolve() if cwd else Path(args.output)) if args.output else None,
             check_contract=not args.no_contract_check,
-            runner=(lambda: run_command(argv, cwd=cwd)) if argv is not None else None,
+            runner=(lambda: run_command(argv)) if argv is not None else None,
             # A Python program's subprocesses (a harness spawning `claude`) are answered from the replay
             # through an endpoint, as `record` records them: none goes around it to a live API.
             around=children_pointed if argv is None else None,
