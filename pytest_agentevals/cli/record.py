@@ -29,8 +29,10 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "record",
         help="run a program as python would, recording its model calls, tool calls and events",
-        description="Run script.py [args] or -m module [args] with recording on; the trace is written "
-        "even if the program fails or is interrupted.",
+        description="Run script.py [args] or -m module [args] (or -- COMMAND [args]) with recording on; "
+        "the trace is written even if the program fails or is interrupted. Exit status: the program's "
+        "own; 2 for an error of agentevals'; 3 when a guard stopped the run; 4 when the program exited "
+        "0 but made no model call (the run checked nothing; --allow-no-model-calls lets its 0 stand).",
     )
     parser.add_argument(
         "-o",
@@ -46,6 +48,12 @@ def register(subparsers: Any) -> None:
         help="the run's seed, written to the trace (default: the program's own --seed N, when it has one)",
     )
     parser.add_argument("--force", action="store_true", help="replace the -o file if it exists")
+    parser.add_argument(
+        "--allow-no-model-calls",
+        action="store_true",
+        help="exit with the program's status even if it made no model call (default: exit 4, since a run "
+        "that called no model checked nothing; the trace ends no_model_calls either way)",
+    )
     parser.add_argument(
         "--budget",
         action="append",
@@ -111,6 +119,7 @@ def main(args: argparse.Namespace) -> int:
         runner=runner,
         around=around,
         verify=verify,
+        allow_no_model_calls=args.allow_no_model_calls,
     )
     print(done.text(), file=sys.stderr)
     return done.code

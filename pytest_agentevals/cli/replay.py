@@ -10,11 +10,13 @@ words are taken as python takes them (see `cli/program.py`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..endpoint.command import children_pointed, run_command
+from ..endpoint.replayed import has_start_workspace, recorded_workspace
 from ..replay import MODES
 from ..replay.program import replay_program
 from ..settings.argv import Command
@@ -51,18 +53,29 @@ def main(args: argparse.Namespace) -> int:
     program = words.program_of(args.program)
     argv = program.argv if isinstance(program, Command) else None
     settings = settings_of(args)
-    done = replay_program(
-        program,
-        args.trace,
-        settings,
-        from_step=args.from_step,
-        output=Path(args.output) if args.output else None,
-        check_contract=not args.no_contract_check,
-        runner=(lambda: run_command(argv)) if argv is not None else None,
-        # A Python program's subprocesses (a harness spawning `claude`) are answered from the replay
-        # through an endpoint, as `record` records them: none goes around it to a live API.
-        around=children_pointed if argv is None else None,
-    )
+    trace = Path(args.trace)
+    with contextlib.ExitStack() as stack:
+        # A Python program's run of `agentevals record` re-runs in a fresh copy of the folder it
+        # started in (a replay from a later checkpoint leaves the harness to restore its own state,
+        # in the current folder). A command runs in the current folder, set up as the user wants it
+        # (the promoted test of one runs it in the copy: endpoint/replayed.py).
+        cwd = None
+        if argv is None and args.from_step is None and has_start_workspace(trace):
+            cwd = stack.enter_context(recorded_workspace(trace, program, Path.cwd()))
+        done = replay_program(
+            program,
+            args.trace,
+            settings,
+            from_step=args.from_step,
+            # (the program runs in another folder: its trace is named from this one)
+            output=(Path(args.output).resolve() if cwd else Path(args.output)) if args.output else None,
+            check_contract=not args.no_contract_check,
+            runner=(lambda: run_command(argv)) if argv is not None else None,
+            # A Python program's subprocesses (a harness spawning `claude`) are answered from the replay
+            # through an endpoint, as `record` records them: none goes around it to a live API.
+            around=children_pointed if argv is None else None,
+            cwd=cwd,
+        )
     if done.text():
         print(done.text(), file=sys.stderr)
     return done.code

@@ -40,12 +40,19 @@ class EndpointPlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_agentevals_run_agent(self, run: Any) -> Any:
-        """A replay of a recorded command (`agentevals record -- COMMAND`) that no hook of the user's
-        took: the command again, in a fresh copy of its recorded workspace, if the repository allows
-        it (`replay_programs`; endpoint/replayed.py)."""
+        """A replay of a run of `agentevals record` (a command, `-- COMMAND`, or a Python program,
+        `agent.py` / `-m module`) that no hook of the user's took: the program again, in a fresh copy
+        of its recorded workspace, if the repository allows it (`replay_programs`;
+        endpoint/replayed.py)."""
         task = run.task
-        if run.layer != "replay" or not isinstance(task, dict) or not isinstance(task.get("command"), list):
+        if run.layer != "replay" or not isinstance(task, dict):
             return None
-        from .replayed import replay_command
+        if isinstance(task.get("command"), list):
+            from .replayed import replay_command
 
-        return replay_command(run.layer_run, task["command"])
+            return replay_command(run.layer_run, task["command"])
+        if "argv" in task:
+            from .replayed import replay_program
+
+            return replay_program(run.layer_run, task["argv"])
+        return None

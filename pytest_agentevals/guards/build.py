@@ -42,7 +42,8 @@ def guards_for(
     if budget.max_daily_cost_usd is not None:
         if ledger is None:
             raise ValueError("max_daily_cost_usd needs a ledger file")
-        guards.append(DailyBudget(budget.max_daily_cost_usd, ledger, unreachable=unreachable))
+        origin = budget.origin("max_daily_cost_usd")
+        guards.append(DailyBudget(budget.max_daily_cost_usd, ledger, unreachable=unreachable, origin=origin))
     within = budget.watchdog_calls
     if within is not None:
         guards.append(Watchdog(within, ask=ask))

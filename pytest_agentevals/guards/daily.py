@@ -35,7 +35,12 @@ class DailyBudget(Guard):
     name = "daily_budget"
 
     def __init__(
-        self, limit_usd: float, ledger: DayLedger | str | Path | DatabaseURL, *, unreachable: str = "refuse"
+        self,
+        limit_usd: float,
+        ledger: DayLedger | str | Path | DatabaseURL,
+        *,
+        unreachable: str = "refuse",
+        origin: str | None = None,
     ) -> None:
         if limit_usd < 0:
             raise ValueError(f"{KEY} must be >= 0, got {limit_usd!r}")
@@ -44,6 +49,7 @@ class DailyBudget(Guard):
         self.limit_usd = float(limit_usd)
         self.ledger = open_ledger(ledger)
         self.unreachable = unreachable
+        self.fix = fix_for(KEY, origin)  # where the limit was set (Budget.origin), when known
         self._off = False  # the ledger was unreachable and the run goes on without it
         self._run_id = ""
         self._lease = 0.0  # what the run holds in the ledger beyond its calls in flight and spending
@@ -82,7 +88,7 @@ class DailyBudget(Guard):
         return Ruling.stop(
             "budget_exhausted",
             f"refused before it started: {why} of {KEY} ${self.limit_usd:g} ({self.ledger.location})",
-            fix=fix_for(KEY),
+            fix=self.fix,
             key=KEY,
             limit=self.limit_usd,
             spent=round(refused.spent_usd, 8),
@@ -106,7 +112,7 @@ class DailyBudget(Guard):
                     f"(spent ${refused.spent_usd:.4f}, reserved by runs in flight "
                     f"${refused.reserved_usd:.4f}) of {KEY} ${self.limit_usd:g}: the day's breaker "
                     f"tripped ({self.ledger.location})",
-                    fix=fix_for(KEY),
+                    fix=self.fix,
                     key=KEY,
                     limit=self.limit_usd,
                     spent=round(refused.spent_usd, 8),

@@ -41,7 +41,10 @@ class Left:
     seconds: float | None = None
 
 
-def fix_for(key: str) -> str:
+def fix_for(key: str, origin: str | None = None) -> str:
+    """How to give a run more of `key`: where its limit was set (`Budget.origin`), when known."""
+    if origin is not None:
+        return f"{key} was set by {origin}: raise it there"
     return (
         f"raise {key} in [tool.agentevals.budget], per test with @pytest.mark.agentevals_budget({key}=...), "
         f"or per command with --budget {key}=..."
@@ -199,4 +202,5 @@ class RunBudget(Guard):
         return float(sizes[middle]) if n % 2 else (sizes[middle - 1] + sizes[middle]) / 2
 
     def _stop(self, key: str, limit: float, reason: str, **details: Any) -> Ruling:
-        return Ruling.stop("budget_exhausted", reason, fix=fix_for(key), key=key, limit=limit, **details)
+        fix = fix_for(key, self.budget.origin(key))
+        return Ruling.stop("budget_exhausted", reason, fix=fix, key=key, limit=limit, **details)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import os
 import runpy
 import sys
 import traceback
@@ -23,18 +24,22 @@ from ..guards.protocol import Guard
 from ..lifecycle import RunSpec
 from ..settings import Settings
 from ..settings.argv import Command, Program
+from ..trace.events import NO_MODEL_CALLS as NO_MODEL_CALLS_STATUS
+from ..trace.events import NO_MODEL_CALLS_REASON
 from ..trace.summary import TraceSummary, summarize
 from .recorder import Recorder
 
 
-def run(program: Program, root: Path | None = None) -> int:
+def run(program: Program, root: Path | None = None, *, cwd: Path | None = None) -> int:
     """Run the program in this process and return its exit code. Exceptions propagate.
 
     As python does, `-m` puts the working directory (`root`, default the current one) first on the
-    path, a script its own folder; a relative script is found from `root`.
+    path, a script its own folder; a relative script is found from `root`. With `cwd` the program
+    runs in that folder (a replay's fresh copy of its recorded workspace), its code still found from
+    `root`; the working directory is put back afterwards.
     """
-    root = root or Path.cwd()
-    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    root = (root or Path.cwd()).resolve()
+    saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
     if program.is_module:
         sys.argv = [program.target, *program.args]
         sys.path.insert(0, str(root))
@@ -47,6 +52,8 @@ def run(program: Program, root: Path | None = None) -> int:
         sys.argv = [program.target, *program.args]
         sys.path.insert(0, str(script.parent))
     try:
+        if cwd is not None:
+            os.chdir(cwd)
         if program.is_module:
             runpy.run_module(program.target, run_name="__main__", alter_sys=True)
         else:
@@ -55,6 +62,8 @@ def run(program: Program, root: Path | None = None) -> int:
         return exit_code(exc)
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
+        if cwd is not None:
+            os.chdir(saved_cwd)
     return 0
 
 
@@ -68,9 +77,11 @@ def exit_code(exc: SystemExit) -> int:
 
 
 # The exit codes of a recorded run that did not end as its program said: a guard stopped it, one of
-# our errors (a model with no price under a cost budget, an unreadable ledger), an interrupt.
+# our errors (a model with no price under a cost budget, an unreadable ledger), a program that exited
+# 0 having made no model call (it checked nothing: likely not pointed at the endpoint), an interrupt.
 STOPPED = 3
 OUR_ERROR = 2
+NO_MODEL_CALLS = 4
 INTERRUPTED = 130
 
 
@@ -86,6 +97,8 @@ class RecordedRun:
     error: str | None = None
     crash: str | None = None
     check: str | None = None  # how the --verify check came out
+    empty: str | None = None  # why a run with no model call failed (the trace's reason)
+    allowed_empty: bool = False  # it made none, and --allow-no-model-calls let its exit code stand
 
     def text(self) -> str:
         """What a person reads after the program's own output (on stderr): why it stopped, if it did,
@@ -99,6 +112,17 @@ class RecordedRun:
             lines.append(self.crash.rstrip("\n"))
         if self.check is not None:
             lines.append(f"agentevals record: verify {self.check}")
+        if self.empty is not None:
+            lines.append(
+                f"agentevals record: error: no model call, so the run checked nothing (exit status "
+                f"{NO_MODEL_CALLS}): {self.empty}. If the program legitimately calls no model, give "
+                "--allow-no-model-calls"
+            )
+        elif self.allowed_empty:
+            lines.append(
+                "agentevals record: the run made no model call (allowed by --allow-no-model-calls: "
+                "the exit status is the program's; the trace still ends no_model_calls)"
+            )
         s = self.summary
         lines.append(
             f"agentevals record: wrote {self.output} ({s.steps} steps, ended {s.status}, "
@@ -130,26 +154,30 @@ def new_trace(output: Path, *, force: bool = False) -> Path:
     return output
 
 
-# The state of a command's checkpoint at its start: what a replay re-runs, in a copy of its workspace.
+# The state of a command's (a Python program's) checkpoint at its start: what a replay re-runs, in
+# a copy of its workspace.
 COMMAND_STATE = "agentevals-command/1"
+PROGRAM_STATE = "agentevals-program/1"
+START_STATES = (COMMAND_STATE, PROGRAM_STATE)
 
 
-def workspace_at_start(recorder: Recorder, command: Command, folder: Path) -> None:
-    """A checkpoint before the command starts: its state the command, its workspace a snapshot of the
-    folder it runs in (the run's own trace left out). A replay of the run (a promoted test) re-runs
-    the command in a fresh copy of it; `agentevals resume` may boot from it too."""
+def workspace_at_start(recorder: Recorder, program: Program | Command, folder: Path) -> None:
+    """A checkpoint before the program starts (`command start`, or `program start` for a Python
+    program run in this process): its state the program's command line, its workspace a snapshot of
+    the folder it runs in (the run's own trace left out). A replay of the run (a promoted test,
+    `agentevals replay`) re-runs the program in a fresh copy of it; `agentevals resume` may boot from
+    it too."""
     snapshot = recorder.snapshots.snapshot(folder)
-    with contextlib.suppress(ValueError, OSError):  # the run's own trace is not the command's work
+    with contextlib.suppress(ValueError, OSError):  # the run's own trace is not the program's work
         own = recorder.path.resolve().relative_to(folder.resolve()).as_posix()
         snapshot["files"].pop(own, None)
+    if isinstance(program, Command):
+        state: dict[str, object] = {"format": COMMAND_STATE, "command": list(program.argv)}
+        name = "command start"
+    else:
+        state, name = {"format": PROGRAM_STATE, "argv": program.argv}, "program start"
     recorder.count("checkpoints")
-    recorder.emit(
-        "checkpoint",
-        sync=True,
-        state={"format": COMMAND_STATE, "command": list(command.argv)},
-        name="command start",
-        workspace=snapshot,
-    )
+    recorder.emit("checkpoint", sync=True, state=state, name=name, workspace=snapshot)
 
 
 def record_program(
@@ -163,6 +191,7 @@ def record_program(
     runner: Callable[[], int] | None = None,
     around: Callable[[], AbstractContextManager[object]] | None = None,
     verify: Sequence[str] | None = None,
+    allow_no_model_calls: bool = False,
 ) -> RecordedRun:
     """Run `program` with recording on, into a new trace at `output` (its task: the program's argv),
     with `guards` deciding before each model call. A Python program runs in this process; `runner`
@@ -170,7 +199,10 @@ def record_program(
     written whatever the program does; only an existing `output` raises (nothing is run). `around` is
     entered around a Python program (the model endpoint its subprocesses are pointed at). `verify`, a
     check command, runs after the program in the current folder, whatever its exit code or a guard's
-    stop (not after a crash or an interrupt): its result is the run's verification event."""
+    stop (not after a crash or an interrupt): its result is the run's verification event. A program
+    that exits 0 having made no model call ends its trace `no_model_calls` and the run with
+    NO_MODEL_CALLS (4), its reason said; `allow_no_model_calls` lets the program's 0 stand (the
+    trace still says no_model_calls: a run that checked nothing is never `ok`)."""
     new_trace(output)
     task = {"argv": program.argv} if isinstance(program, Program) else {"command": list(program.argv)}
     spec = RunSpec(
@@ -190,9 +222,8 @@ def record_program(
     stopped = error = crash = checked = None
     try:
         with recorder:
+            workspace_at_start(recorder, program, Path.cwd())  # what a replay re-runs it in
             if runner is not None:
-                if isinstance(program, Command):
-                    workspace_at_start(recorder, program, Path.cwd())
                 code = runner()
             else:
                 assert isinstance(program, Program)
@@ -220,4 +251,11 @@ def record_program(
     except Exception:
         # The program's own failure: shown as python shows it; the trace keeps it too.
         crash, code = traceback.format_exc(), 1
-    return RecordedRun(code, output, summarize(output), stopped, error, crash, checked)
+    summary = summarize(output)
+    empty, allowed_empty = None, False
+    if code == 0 and summary.status == NO_MODEL_CALLS_STATUS:
+        if allow_no_model_calls:
+            allowed_empty = True
+        else:
+            empty, code = summary.error or NO_MODEL_CALLS_REASON, NO_MODEL_CALLS
+    return RecordedRun(code, output, summary, stopped, error, crash, checked, empty, allowed_empty)

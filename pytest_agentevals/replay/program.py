@@ -38,6 +38,7 @@ class ProgramReplay:
     crash: str | None = None
     report: ReplayReport | None = None
     output: Path | None = None
+    workspace: Path | None = None  # the fresh copy of the recorded workspace the program ran in
 
     def text(self) -> str:
         """What a person reads after the program's own output (on stderr): how it failed, the replay's
@@ -49,6 +50,11 @@ class ProgramReplay:
             lines.append(self.crash.rstrip("\n"))
         if self.report is not None:
             lines.append(self.report.text())
+        if self.workspace is not None:
+            lines.append(
+                "agentevals replay: ran in a fresh copy of the folder the run was recorded in (its start "
+                "checkpoint), removed afterwards; the current folder was left alone"
+            )
         if self.output is not None:
             lines.append(f"agentevals replay: wrote {self.output}")
         return safe("\n".join(lines))  # a failure quotes the cassette, a crash the program's output
@@ -64,12 +70,14 @@ def replay_program(
     check_contract: bool = True,
     runner: Callable[[], int] | None = None,
     around: Callable[[], AbstractContextManager[object]] | None = None,
+    cwd: Path | None = None,
 ) -> ProgramReplay:
     """Run `program` against the recorded run `trace` (from the checkpoint at or before `from_step`
-    when given): a Python program in this process, another one by `runner` (a command, through the
-    model endpoint), which returns its exit code. A divergence, an unrecorded request or a stale
-    cassette ends it with DIVERGED; the program's own exception with 1 and its traceback; a bad
-    cassette or option raises."""
+    when given): a Python program in this process (in `cwd` when given: a fresh copy of the recorded
+    workspace; its code still found from the current folder), another one by `runner` (a command,
+    through the model endpoint), which returns its exit code. A divergence, an unrecorded request or
+    a stale cassette ends it with DIVERGED; the program's own exception with 1 and its traceback; a
+    bad cassette or option raises."""
     if output is not None and output.exists():
         # Appending a second run to a trace would corrupt it; overwriting would lose the first.
         raise AgentEvalsError(f"{output} exists; choose another -o or move it away")
@@ -97,7 +105,7 @@ def replay_program(
                 else:
                     assert isinstance(program, Program)
                     with around() if around is not None else contextlib.nullcontext():
-                        code = programs.run(program)
+                        code = programs.run(program, cwd=cwd)
             except BaseException as exc:
                 session.finish(exc)
                 raise
@@ -117,4 +125,4 @@ def replay_program(
         crash = traceback.format_exc()  # the program's own failure, as python shows it
         code = 1
     report = session.replayer.report if session.replayer is not None else None
-    return ProgramReplay(code, failure, crash, report, output)
+    return ProgramReplay(code, failure, crash, report, output, cwd)

@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import AgentEvalsError, CassetteError, TraceFormatError
 from ..fileio import atomic_path, write_atomic
 from ..settings import Settings
-from ..settings.argv import Command, allowed
+from ..settings.argv import Command, Program, allowed
 from ..trace.fidelity import require
 from ..trace.reader import TraceReader
 from ..trace.writer import TraceWriter
@@ -43,10 +43,11 @@ def test_replay_{ident}(agentevals_replay):
     agentevals_replay.run_agent()
 '''
 
-# A recorded command (`agentevals record -- COMMAND`) needs no hook: it runs again by itself.
+# A recorded command (`agentevals record -- COMMAND`) or Python program (`agentevals record agent.py`)
+# needs no hook: it runs again by itself.
 COMMAND_TEMPLATE = '''"""Replay of the incident {name!r}, promoted from {source} by `agentevals promote`.
 
-The replay serves the recorded model responses ({mode} mode) to the recorded command, run again in a
+The replay serves the recorded model responses ({mode} mode) to the recorded {kind}, run again in a
 fresh copy of the folder it was recorded in: `{command}` (allowed by [tool.agentevals]
 replay_programs; see docs/replay.md). Add the assertions that say what must hold.
 """
@@ -131,22 +132,31 @@ def promote(source: Path, name: str, settings: Settings, *, force: bool = False)
     )
 
 
-def recorded_command(task: Any) -> Command | None:
-    """The command a run recorded by `agentevals record -- COMMAND` ran (its task), else None."""
+def recorded_command(task: Any) -> Command | Program | None:
+    """The command a run recorded by `agentevals record -- COMMAND` ran, or the Python program one
+    recorded by `agentevals record agent.py` (`-m module`) ran (its task), else None."""
     argv = task.get("command") if isinstance(task, dict) else None
     if isinstance(argv, list) and argv and all(isinstance(word, str) and word for word in argv):
         return Command(tuple(argv))
+    argv = task.get("argv") if isinstance(task, dict) else None
+    if isinstance(argv, list):
+        try:
+            return Program.from_argv(argv)
+        except AgentEvalsError:
+            return None
     return None
 
 
 def allow_hint(task: Any, settings: Settings) -> str | None:
-    """What to add to pyproject.toml so the promoted test of a recorded command may run it, or None."""
+    """What to add to pyproject.toml so the promoted test of a recorded command or program may run
+    it, or None."""
     command = recorded_command(task)
     if command is None or allowed(command, settings.replay_programs, settings.rootdir):
         return None
     entries = [*settings.replay_programs, command.label]
+    kind = "command" if isinstance(command, Command) else "program"
     return (
-        "agentevals promote: the test re-runs the recorded command once the repository allows it: add "
+        f"agentevals promote: the test re-runs the recorded {kind} once the repository allows it: add "
         f"to pyproject.toml [tool.agentevals] replay_programs = {json.dumps(entries)}"
     )
 
@@ -182,7 +192,8 @@ def complete_events(source: Path) -> tuple[list[dict[str, Any]], dict[str, Any] 
 
 def write_test(test_dir: Path, name: str, mode: str, source: Path, task: Any = None) -> PromotedTest:
     """`test_dir/test_replay_NAME.py`, replaying the cassette NAME in `mode`; an existing file is kept.
-    A recorded command's test says that the command runs again by itself (no hook to write)."""
+    A recorded command's (or Python program's) test says that it runs again by itself (no hook to
+    write)."""
     ident = re.sub(r"\W", "_", name)
     path = test_dir / f"test_replay_{ident}.py"
     if path.exists():
@@ -191,7 +202,9 @@ def write_test(test_dir: Path, name: str, mode: str, source: Path, task: Any = N
     command = recorded_command(task)
     template = TEST_TEMPLATE if command is None else COMMAND_TEMPLATE
     label = command.label if command is not None else ""
-    write_atomic(path, template.format(name=name, mode=mode, ident=ident, source=source.name, command=label))
+    kind = "command" if isinstance(command, Command) else "program"
+    text = template.format(name=name, mode=mode, ident=ident, source=source.name, command=label, kind=kind)
+    write_atomic(path, text)
     return PromotedTest(path, existed=False)
 
 

@@ -28,7 +28,6 @@ choice (a runner, or the `replay_programs` setting), never the trace's.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import warnings
 from dataclasses import replace
@@ -38,10 +37,8 @@ from typing import Any
 from ..contract import ContractDriftWarning, table, tolerances
 from ..errors import AgentEvalsError, CassetteError, ConfigError
 from ..lifecycle import RunSpec
-from ..recording import program as programs
 from ..recording.recorder import Recorder
 from ..settings import REPLAY_MODES, Settings
-from ..settings.argv import Program, allowed
 from ..settings.budgets import Budget
 from ..trace.reader import TraceReader
 from ..trace.terminal import safe
@@ -250,42 +247,20 @@ class ReplayRun:
     # -- the agent ----------------------------------------------------------------------------------
 
     def run_agent(self) -> Any:
-        """Start the agent on the recorded task: through the runner, or, for a run recorded by
-        `agentevals record`, by running its program again if the repository allows that program."""
+        """Start the agent on the recorded task through the runner (in pytest, the
+        `pytest_agentevals_run_agent` hooks: for a run recorded by `agentevals record`, the model
+        endpoint's face runs its program again, in a copy of its recorded workspace, if the
+        repository allows that program — endpoint/replayed.py)."""
         self._need("run_agent()")
         if self.spec.runner is not None:
             result = self.spec.runner(self)
             if result is not None:
                 return result
-        argv = self._task.get("argv") if isinstance(self._task, dict) else None
-        if argv is not None:
-            return self._run_recorded_program(argv)
         raise AgentEvalsError(
             f"{self.path}: no agent runner took this run's task {self._task!r}: add a hook "
             "`def pytest_agentevals_run_agent(run): ...` to a conftest.py that starts your "
             "agent on `run.task` and returns its result (see docs/replay.md)"
         )
-
-    def _run_recorded_program(self, argv: Any) -> int:
-        try:
-            program = Program.from_argv(argv if isinstance(argv, list) else [])
-        except AgentEvalsError as exc:
-            raise CassetteError(
-                self.path or "", 1, f"run_start.task.argv: {exc}", "re-record it with `agentevals record`"
-            ) from None
-        root = self.settings.rootdir
-        if not allowed(program, self.settings.replay_programs, root):
-            raise AgentEvalsError(
-                f"{self.path}: this run was recorded from `{program.label}` (run_start.task.argv), and "
-                "a replay runs only a program the repository allows, never one a trace names. If that "
-                "program is yours, allow it in pyproject.toml: [tool.agentevals] replay_programs = "
-                f"[{json.dumps(program.label)}]; or start the agent yourself in a "
-                "`pytest_agentevals_run_agent(run)` hook (see docs/replay.md)"
-            )
-        code = programs.run(program, root)
-        if code != 0:
-            raise AgentEvalsError(f"the replayed program {program.label} exited with status {code}")
-        return code
 
     # -- finishing --------------------------------------------------------------------------------
 

@@ -53,7 +53,9 @@ MIN_STALL_CALLS = 10
 @dataclass(frozen=True)
 class Budget:
     """The limits of one run. `pinned` holds keys given on the command line, which a marker keyword
-    does not override (command line > marker > pyproject > default)."""
+    does not override (command line > marker > pyproject > default). `origins` says, by key, where
+    the limit in force was set (`[tool.agentevals.budget]`, `--budget`, `@pytest.mark.resume`...):
+    what a budget stop's fix names (`origin`)."""
 
     max_call_tokens: int | None = None
     max_call_cost_usd: float | None = None
@@ -67,6 +69,7 @@ class Budget:
     loop_failing_repeat: int | None = None
     loop_alternation: int | None = None
     pinned: frozenset[str] = field(default=frozenset(), compare=False)
+    origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -85,7 +88,7 @@ class Budget:
                 where, f"{raw!r} is not a table", "write a [tool.agentevals.budget] table of KEY = number"
             )
         values: dict[str, Any] = {key: check(f"{where} {key}", key, value) for key, value in raw.items()}
-        return cls(**values)
+        return cls(**values, origins=dict.fromkeys(values, where))
 
     def with_keywords(self, keywords: Mapping[str, Any], where: str) -> Budget:
         """This budget with marker keywords applied over it (a keyword given as None lifts that limit),
@@ -95,12 +98,16 @@ class Budget:
             checked = None if value is None and key in KEYS else check(f"{where}({key}=...)", key, value)
             if key not in self.pinned:
                 changes[key] = checked
-        return dataclasses.replace(self, **changes) if changes else self
+        if not changes:
+            return self
+        origins = {**self.origins, **dict.fromkeys(changes, where)}
+        return dataclasses.replace(self, **changes, origins=origins)
 
     def merged(self, over: Budget) -> Budget:
         """This budget with every limit `over` sets laid over it (pinned keys add up)."""
         changes = {key: getattr(over, key) for key in KEYS if getattr(over, key) is not None}
-        return dataclasses.replace(self, pinned=self.pinned | over.pinned, **changes)
+        origins = {**self.origins, **{key: over.origins[key] for key in changes if key in over.origins}}
+        return dataclasses.replace(self, pinned=self.pinned | over.pinned, **changes, origins=origins)
 
     def pin(self) -> Budget:
         """This budget with every key it sets pinned (as the command line's is)."""
@@ -136,6 +143,29 @@ class Budget:
     @property
     def empty(self) -> bool:
         return not self.as_dict()
+
+    def origin(self, key: str) -> str | None:
+        """Where the limit `key` in force was set, as a person writes it there, e.g.
+        `@pytest.mark.resume(..., max_calls=5)`, `--budget max_calls=5`, `[tool.agentevals.budget]
+        max_calls = 5 (pyproject.toml)`; None when it is not known (a budget built in Python)."""
+        where, value = self.origins.get(key), getattr(self, key, None)
+        if where is None or value is None:
+            return None
+        shown = f"{value:g}" if isinstance(value, float) else str(value)
+        if where.startswith("--"):
+            return f"{where} {key}={shown}"
+        if where == PYPROJECT_TABLE:
+            return f"{PYPROJECT_TABLE} {key} = {shown} (pyproject.toml)"
+        if where == f"@pytest.mark.{BUDGET_MARKER}":
+            return f"{where}({key}={shown})"
+        if where.startswith("@pytest.mark."):  # a layer's marker: its own arguments beside
+            return f"{where}(..., {key}={shown})"
+        if where.isidentifier():  # a guard made in Python: RunBudget(max_calls=5)
+            return f"{where}({key}={shown})"
+        return f"{where} {key}={shown}"
+
+
+PYPROJECT_TABLE = "[tool.agentevals.budget]"
 
 
 def check(where: str, key: str, value: Any) -> int | float:

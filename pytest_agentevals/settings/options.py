@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import AgentEvalsError, ConfigError
 from .argv import parse_allowed
 from .budgets import KEYS as BUDGET_KEYS
-from .budgets import Budget
+from .budgets import PYPROJECT_TABLE, Budget
 from .dburl import DatabaseURL, DbTimeouts, is_database_url
 from .layers import BY_NAME, LAYER_NAMES
 from .normalize import RULE_FORM, Rule, rules
@@ -294,7 +294,7 @@ def _seed_selection(key: str, raw: Any) -> SeedSelection:
 
 
 def _budget(key: str, raw: Any) -> Budget:
-    return Budget.parse(key if key.startswith("--") else "[tool.agentevals.budget]", raw)
+    return Budget.parse(key if key.startswith("--") else PYPROJECT_TABLE, raw)
 
 
 # The parsers of the options whose value is a path (a file, a folder, or a URL in its place).

@@ -61,9 +61,15 @@ def test_record_a_script_then_show_it(project: Path) -> None:
     result = agentevals(
         "record", "-o", "run.trace.jsonl", "--seed", "4", "agent.py", "x", "--flag", cwd=project
     )
-    assert result.returncode == 0, result.stderr
+    # The agent calls no model: a recorded program that checked nothing is never `ok`, and the
+    # command says so by its exit status (4) and why, though the program itself exited 0.
+    assert result.returncode == 4, result.stderr
     assert "args ['x', '--flag']" in result.stdout
-    # The agent calls no model: a recorded program that checked nothing is never `ok`.
+    assert (
+        "agentevals record: error: no model call, so the run checked nothing (exit status 4): the run "
+        "made no model call that was recorded: neither the agent in this process" in result.stderr
+    )
+    assert "If the program legitimately calls no model, give --allow-no-model-calls" in result.stderr
     assert (
         "wrote run.trace.jsonl (0 steps, ended no_model_calls, $0.0000); `agentevals show run.trace.jsonl`"
         in result.stderr
@@ -72,6 +78,7 @@ def test_record_a_script_then_show_it(project: Path) -> None:
     kinds = [event["type"] for event in events]
     assert kinds == [
         "run_start",
+        "checkpoint",  # the folder the program started in, what a replay runs it in a copy of
         "tool_call",
         "tool_call",
         "checkpoint",
@@ -81,7 +88,8 @@ def test_record_a_script_then_show_it(project: Path) -> None:
     ]
     assert events[0]["seed"] == 4
     assert events[0]["task"] == {"argv": ["agent.py", "x", "--flag"]}
-    assert events[2]["error"] == {"type": "ValueError", "message": "cannot shout boom"}
+    assert events[1]["name"] == "program start"
+    assert events[3]["error"] == {"type": "ValueError", "message": "cannot shout boom"}
     assert events[-1]["status"] == "no_model_calls"
     assert "not pointed at the endpoint" in events[-1]["reason"]
 
@@ -89,7 +97,7 @@ def test_record_a_script_then_show_it(project: Path) -> None:
     assert shown.returncode == 0
     assert "ended      no_model_calls — the run made no model call that was recorded" in shown.stdout
     assert "tools      2 calls (1 errors): shout 2" in shown.stdout
-    assert "harness    1 checkpoints · 1 compactions · 0 notes" in shown.stdout
+    assert "harness    2 checkpoints · 1 compactions · 0 notes" in shown.stdout  # the start's, the script's
     assert "verified   1/1 passed, progress 50% (of no model call: not the agent's work)" in shown.stdout
     assert "problems\n  - no model call was recorded: the run checked nothing" in shown.stdout
     # No verdict, AUC or loop rate beside that problem: over 0 steps they say nothing.
@@ -101,7 +109,17 @@ def test_record_a_script_then_show_it(project: Path) -> None:
     as_json = json.loads(agentevals("show", "--json", "run.trace.jsonl", cwd=project).stdout)
     assert as_json["tool_errors"] == 1
     assert as_json["status"] == "no_model_calls"
-    assert as_json["checkpoints"] == 1
+    assert as_json["checkpoints"] == 2
+
+
+def test_allow_no_model_calls_lets_the_programs_exit_status_stand(project: Path) -> None:
+    result = agentevals("record", "-o", "ok.trace.jsonl", "--allow-no-model-calls", "agent.py", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert "agentevals record: the run made no model call (allowed by --allow-no-model-calls" in result.stderr
+    assert "error" not in result.stderr
+    assert read_trace(project / "ok.trace.jsonl")[-1]["status"] == "no_model_calls"  # still never `ok`
+    # A program that fails keeps its own status, allowed or not.
+    assert agentevals("record", "-o", "f.trace.jsonl", "agent.py", "5", cwd=project).returncode == 5
 
 
 def test_record_a_module_with_its_exit_code(project: Path) -> None:
@@ -124,7 +142,8 @@ def test_a_crashing_program_keeps_its_trace(project: Path) -> None:
 
 def test_record_default_output_goes_to_traces_dir(project: Path) -> None:
     (project / "pyproject.toml").write_text('[tool.agentevals]\ntraces_dir = "runs"\n')
-    assert agentevals("record", "agent.py", cwd=project).returncode == 0
+    # The script calls no model (exit status 4, test_record_a_script_then_show_it): beside the point here.
+    assert agentevals("record", "agent.py", cwd=project).returncode == 4
     (trace,) = (project / "runs").glob("agent-*.trace.jsonl")
     assert read_trace(trace)[-1]["status"] == "no_model_calls"  # the agent calls no model
 
@@ -143,7 +162,7 @@ def test_record_never_overwrites(project: Path) -> None:
 def test_record_force_replaces_the_trace_and_takes_the_programs_own_seed(project: Path) -> None:
     (project / "old.trace.jsonl").write_text("precious\n")
     result = agentevals("record", "--force", "-o", "old.trace.jsonl", "agent.py", "--seed", "7", cwd=project)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 4, result.stderr  # replaced, and recorded: its script calls no model
     events = read_trace(project / "old.trace.jsonl")
     assert events[0]["seed"] == 7  # given once, to the program
     assert events[0]["task"] == {"argv": ["agent.py", "--seed", "7"]}
@@ -181,7 +200,8 @@ def test_bad_pyproject_is_named(project: Path) -> None:
 
 
 def test_show_lists_problems_of_a_killed_run(project: Path) -> None:
-    assert agentevals("record", "-o", "k.trace.jsonl", "agent.py", cwd=project).returncode == 0
+    # The script calls no model (exit status 4): the run was recorded, then "killed" below.
+    assert agentevals("record", "-o", "k.trace.jsonl", "agent.py", cwd=project).returncode == 4
     path = project / "k.trace.jsonl"
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join(lines[:-1]) + lines[-1][:20])  # killed while writing run_end
@@ -191,7 +211,7 @@ def test_show_lists_problems_of_a_killed_run(project: Path) -> None:
     assert (
         textwrap.dedent("""\
         problems
-          - k.trace.jsonl:7: the last line is incomplete (a crash mid-write?); ignored it
+          - k.trace.jsonl:8: the last line is incomplete (a crash mid-write?); ignored it
           - no run_end event: the run was killed or is still going""")
         in shown.stdout
     )

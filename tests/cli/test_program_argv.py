@@ -57,7 +57,11 @@ def project(tmp_path: Path) -> Path:
 def test_record_takes_the_programs_words_as_python_does(
     project: Path, command: list[str], argv: list[str], program_sees: list[str]
 ) -> None:
-    result = agentevals("record", "-o", "run.trace.jsonl", "--seed", "4", *command, cwd=project)
+    # The script only prints its argv (no model call): --allow-no-model-calls keeps its exit status,
+    # and is one more of agentevals' own options (a flag) before the program.
+    result = agentevals(
+        "record", "-o", "run.trace.jsonl", "--seed", "4", "--allow-no-model-calls", *command, cwd=project
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == program_sees
     start = read_trace(project / "run.trace.jsonl")[0]

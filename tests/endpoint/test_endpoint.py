@@ -187,7 +187,11 @@ def test_a_recording_that_saw_no_model_call_is_not_ok(tmp_path: Path) -> None:
     done = run_agentevals(
         "record", "-o", out, "--", sys.executable, "-c", "print('no model here')", cwd=tmp_path
     )
-    assert done.returncode == 0
+    assert done.returncode == 4  # the command exited 0, and checked nothing
+    assert (
+        "agentevals record: error: no model call, so the run checked nothing (exit status 4)" in done.stderr
+    )
+    assert "not pointed at the endpoint" in done.stderr  # the trace's reason
     assert "ended no_model_calls" in done.stderr
     end = read_trace(out)[-1]
     assert end["status"] == "no_model_calls"
@@ -208,6 +212,12 @@ def test_a_recording_that_saw_no_model_call_is_not_ok(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert failing.returncode == 5
+    allowed = run_agentevals(
+        "record", "-o", tmp_path / "a.trace.jsonl", "--allow-no-model-calls", "--", sys.executable, "-c",
+        "print('no model here')", cwd=tmp_path,
+    )  # fmt: skip
+    assert allowed.returncode == 0, allowed.stderr
+    assert read_trace(tmp_path / "a.trace.jsonl")[-1]["status"] == "no_model_calls"
 
 
 # -- bad upstreams, bad requests ------------------------------------------------------------------

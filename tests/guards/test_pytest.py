@@ -68,6 +68,13 @@ def test_unlimited(agentevals_recorder, client):
     result.stdout.fnmatch_lines(
         ["*RunStopped: the budget guard stopped the run as budget_exhausted*max_calls 2*"]
     )
+    # The stop names where its limit was set: here the table (test_default has no marker).
+    result.stdout.fnmatch_lines(
+        [
+            "*(max_calls was set by [[]tool.agentevals.budget[]] max_calls = 2 (pyproject.toml): "
+            "raise it there)"
+        ]
+    )
     default = trace_of(pytester, "test_default")
     # A call budget brings the watchdog, asking after a tenth of it (at least 10 calls).
     assert default[0]["budget"] == {"max_calls": 2, "stall_calls": 10}
@@ -88,6 +95,8 @@ def test_pinned(agentevals_recorder, client):
     )
     result = run(pytester, "--agentevals-budget", "max_calls=1")
     result.assert_outcomes(failed=1)
+    # The stop names the flag that set the limit in force, not the marker it beat.
+    result.stdout.fnmatch_lines(["*(max_calls was set by --agentevals-budget max_calls=1: raise it there)"])
     assert trace_of(pytester, "test_pinned")[0]["budget"] == {
         "max_cost_usd": 1.0,
         "max_calls": 1,
@@ -307,6 +316,8 @@ def test_agentevals_record_takes_budgets(tmp_path: Path, sim_url: str) -> None:
     )  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert "agentevals record: the budget guard stopped the run as budget_exhausted" in done.stderr
+    # The table sets max_calls = 100; the flag's 2 is the limit in force, and the stop names it.
+    assert "(max_calls was set by --budget max_calls=2: raise it there)" in done.stderr
     assert "Traceback" not in done.stderr
     events = read_trace(tmp_path / "run.trace.jsonl")
     assert events[0]["budget"] == {
@@ -331,5 +342,6 @@ def test_agentevals_record_refuses_bad_budgets_and_unpriced_models(tmp_path: Pat
     assert unpriced.returncode == 2
     assert "[tool.agentevals.prices.house-model-2]: no price for model 'house-model-2'" in unpriced.stderr
     events = read_trace(tmp_path / "u.trace.jsonl")
-    assert [e["type"] for e in events] == ["run_start", "guard", "run_end"]
+    # The program's start checkpoint (the folder it runs in), then the refusal before any call.
+    assert [e["type"] for e in events] == ["run_start", "checkpoint", "guard", "run_end"]
     assert not json.loads((tmp_path / ".agentevals" / "ledger.json").read_text())["reservations"]

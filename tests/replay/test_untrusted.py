@@ -34,9 +34,21 @@ def write_trace(path: Path, *events: dict[str, Any], start: dict[str, Any] | Non
 # -- the program a recorded run is replayed against is the repository's choice ----------------------
 
 PROGRAM = """
+import os
 from pathlib import Path
-Path("ran.txt").write_text("the trace's program ran")
+Path("ran.txt").write_text("the trace's program ran: " + Path("input.txt").read_text())
+Path(__file__).with_name("ran-in.txt").write_text(os.getcwd())
 """
+# The folder a recorded program started in, as `agentevals record` keeps it: what a replay runs it in.
+PROGRAM_START = {
+    "type": "checkpoint",
+    "seq": 1,
+    "t": 0.0,
+    "step": 0,
+    "name": "program start",
+    "state": {"format": "agentevals-program/1", "argv": ["tool.py"]},
+    "workspace": {"root": "/ws", "files": {"input.txt": {"sha256": "0", "size": 1, "text": "x"}}},
+}
 
 
 @pytest.fixture
@@ -47,10 +59,13 @@ def recorded_program(pytester: pytest.Pytester) -> pytest.Pytester:
     (pytester.path / "pkgtool" / "__init__.py").write_text("")
     (pytester.path / "pkgtool" / "__main__.py").write_text(PROGRAM)
     write_trace(
-        pytester.path / "cassettes" / "script.trace.jsonl", start={**START, "task": {"argv": ["tool.py"]}}
+        pytester.path / "cassettes" / "script.trace.jsonl",
+        PROGRAM_START,
+        start={**START, "task": {"argv": ["tool.py"]}},
     )
     write_trace(
         pytester.path / "cassettes" / "module.trace.jsonl",
+        {**PROGRAM_START, "state": {"format": "agentevals-program/1", "argv": ["-m", "pkgtool", "--x"]}},
         start={**START, "task": {"argv": ["-m", "pkgtool", "--x"]}},
     )
     return pytester
@@ -71,13 +86,39 @@ def test_a_cassette_cannot_choose_the_program_it_runs(recorded_program: pytest.P
         ]
     )
     assert not (recorded_program.path / "ran.txt").exists()
+    assert not (recorded_program.path / "pkgtool" / "ran-in.txt").exists()
+    assert not (recorded_program.path / "ran-in.txt").exists()
 
 
-def test_a_program_the_repository_allows_is_replayed(recorded_program: pytest.Pytester) -> None:
+def test_a_program_the_repository_allows_is_replayed_in_a_copy_of_its_recorded_folder(
+    recorded_program: pytest.Pytester,
+) -> None:
     recorded_program.makepyprojecttoml('[tool.agentevals]\nreplay_programs = ["-m pkgtool"]\n')
     result = recorded_program.runpytest("cassettes")
     result.assert_outcomes(passed=1, failed=1)  # tool.py is still not allowed
-    assert (recorded_program.path / "ran.txt").exists()
+    # The repository's code ran, in a fresh copy of the recorded folder (input.txt there), not here.
+    ran_in = (recorded_program.path / "pkgtool" / "ran-in.txt").read_text()
+    assert "agentevals-replay-" in ran_in
+    assert not (recorded_program.path / "ran.txt").exists()
+    assert not (recorded_program.path / "ran-in.txt").exists()
+
+
+def test_a_recorded_program_whose_trace_kept_no_start_folder_is_not_run(pytester: pytest.Pytester) -> None:
+    (pytester.path / "tool.py").write_text(PROGRAM)
+    write_trace(
+        pytester.path / "cassettes" / "old.trace.jsonl", start={**START, "task": {"argv": ["tool.py"]}}
+    )
+    pytester.makepyprojecttoml('[tool.agentevals]\nreplay_programs = ["tool.py"]\n')
+    result = pytester.runpytest("cassettes")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*old.trace.jsonl: cannot restore the workspace to re-run `tool.py` in: *no checkpoint at or "
+            "before step 0*a run recorded by `agentevals record script.py (or -m module)` keeps the folder "
+            "it starts in; record it again*"
+        ]
+    )
+    assert not (pytester.path / "ran-in.txt").exists()
 
 
 def test_an_allow_list_entry_names_a_program_only(tmp_path: Path) -> None:

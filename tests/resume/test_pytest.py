@@ -130,6 +130,29 @@ def test_the_phase_budget_stops_the_leg(project: pytest.Pytester) -> None:
     assert leg_trace(project)[0]["budget"]["max_calls"] == 1  # type: ignore[index]
 
 
+def test_a_phase_budget_stop_names_the_marker_that_set_it(project: pytest.Pytester) -> None:
+    # The table sets max_calls too; the marker's limit is the one in force, and the one to raise.
+    (project.path / "pyproject.toml").write_text("[tool.agentevals.budget]\nmax_calls = 100\n")
+    project.makepyfile(
+        test_leg="""
+        import pytest
+        from pytest_agentevals import RunStopped
+
+        @pytest.mark.resume("counter-2", max_calls=1)
+        def test_leg(agentevals_resume):
+            with pytest.raises(RunStopped) as stopped:
+                agentevals_resume.run_agent()
+            message = str(stopped.value)
+            assert message.endswith(
+                "(max_calls was set by @pytest.mark.resume(..., max_calls=1): raise it there)"
+            ), message
+            assert "[tool.agentevals.budget]" not in message
+        """
+    )
+    project.runpytest().assert_outcomes(passed=1)
+    assert leg_trace(project)[0]["budget"]["max_calls"] == 1  # type: ignore[index]
+
+
 def test_a_stop_the_harness_swallows_still_fails_the_leg(project: pytest.Pytester) -> None:
     project.makeconftest(
         CONFTEST.replace(
