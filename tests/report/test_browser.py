@@ -161,8 +161,13 @@ def test_the_example_runs_report_loads_clean_and_draws_the_run(
     page.locator("details.all-steps > summary").click()
     wait_for_text(page.locator("details.all-steps pre"))
     lines = page.locator("details.all-steps pre").text_content().splitlines()
-    assert len(lines) == metrics.steps
-    assert lines[0].startswith("step     1")
+    # `agentevals record` checkpoints the folder before the program starts: a step 0 of its own.
+    starts = [e["name"] for e in read_trace(trace) if e["type"] == "checkpoint" and e.get("step") == 0]
+    assert starts == ["program start"]
+    assert len(lines) == metrics.steps + 1
+    assert lines[0].startswith("step     0")
+    assert "[checkpoint]" in lines[0]
+    assert lines[1].startswith("step     1")
     marker = page.locator('svg[data-chart="progress"] g.marker[data-kind="compaction"]').first
     marker.hover()
     assert page.locator("#tip").is_visible()
