@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import __version__
 from ..marathon import VerdictRow
@@ -274,9 +274,12 @@ def run_data(
     return shown, {**shown, "lines_z": run.transcript.lines}
 
 
-def draw(run: RunView, context_windows: Mapping[str, int] | None = None) -> Drawn:
-    """A run's charts' scales and buckets (for `run_section`, `run_data` and the overview)."""
-    return _draw(run, context_windows)
+def draw(
+    run: RunView, context_windows: Mapping[str, int] | None = None, calls: CallBuckets | None = None
+) -> Drawn:
+    """A run's charts' scales and buckets (for `run_section`, `run_data` and the overview).
+    `calls`: `bucket_calls(run.series.calls)`, made before (the live console, for the same calls)."""
+    return _draw(run, context_windows, calls)
 
 
 def draw_inputs(run: RunView) -> tuple[Any, ...]:
@@ -325,10 +328,10 @@ def _last_step(run: RunView) -> int:
     return max(candidates)
 
 
-def _draw(run: RunView, context_windows: Mapping[str, int] | None) -> Drawn:
+def _draw(run: RunView, context_windows: Mapping[str, int] | None, calls: CallBuckets | None = None) -> Drawn:
     budgets = Budgets.of(run.series.budget)
     last = _last_step(run)
-    calls = bucket_calls(run.series.calls)
+    calls = calls if calls is not None else bucket_calls(run.series.calls)
     return Drawn(
         charts.x_domain(last, budgets),
         calls,
@@ -349,13 +352,51 @@ def _mark(run: RunView, calls: CallBuckets, context_windows: Mapping[str, int] |
     return Mark(tokens / window, tokens, bool(said)) if window else None
 
 
-def charts_html(run: RunView, drawn: Drawn) -> str:
-    """A run's three charts with their legends."""
+ChartMemo = dict[str, tuple[tuple[Any, ...], Any]]
+_T = TypeVar("_T")
+
+
+def _kept(memo: ChartMemo | None, name: str, key: tuple[Any, ...], make: Callable[[], _T]) -> _T:
+    """`make()`, or what it made for the same `key` the last time (in `memo`, when there is one)."""
+    if memo is None:
+        return make()
+    known = memo.get(name)
+    if known is None or known[0] != key:
+        known = memo[name] = (key, make())
+    made: _T = known[1]
+    return made
+
+
+def charts_html(run: RunView, drawn: Drawn, memo: ChartMemo | None = None) -> str:
+    """A run's three charts with their legends. `memo` (the live console, `redraw.py`) keeps each
+    chart with what it was drawn from, for the same run as it grows (its series only grow: their
+    lengths say what changed), so a chart is drawn again only when what it shows changed."""
     m, series = run.metrics, run.series
     budgets = Budgets.of(series.budget)
     markers = series.markers
-    layout = charts.marker_layout(markers, drawn.x)  # the same on the three charts
-    spend, notes = charts.spend_chart(drawn.calls, drawn.x, markers, budgets, layout)
+    x, calls, last = drawn.x, len(series.calls), _last_step(run)
+    placed = (len(markers), x)
+    layout = _kept(memo, "layout", placed, lambda: charts.marker_layout(markers, x))  # for all three
+    spend, notes = _kept(
+        memo,
+        "spend",
+        (calls, x, budgets, placed),
+        lambda: charts.spend_chart(drawn.calls, x, markers, budgets, layout),
+    )
+    progress = _kept(
+        memo,
+        "progress",
+        (len(series.progress), calls, last, x, budgets, m.verified_at_step, placed),
+        lambda: charts.progress_chart(
+            drawn.progress, x, drawn.calls, markers, budgets, m.verified_at_step, last, layout
+        ),
+    )
+    context = _kept(
+        memo,
+        "context",
+        (calls, x, budgets, drawn.mark, placed),
+        lambda: charts.context_chart(drawn.calls, x, markers, budgets, drawn.mark, layout),
+    )
     downsampled = len(drawn.calls) < len(series.calls)
     shown = (
         f" Drawn from {len(series.calls):,} calls in {len(drawn.calls)} buckets (each keeps its extremes)."
@@ -414,18 +455,9 @@ def charts_html(run: RunView, drawn: Drawn) -> str:
     return (
         f'<div class="charts">{_marker_legend(series.markers)}'
         f'<h3>Verified progress</h3><p class="legend">{progress_legend}</p>'
-        + charts.progress_chart(
-            drawn.progress,
-            drawn.x,
-            drawn.calls,
-            markers,
-            budgets,
-            m.verified_at_step,
-            _last_step(run),
-            layout,
-        )
+        + progress
         + f'<h3>Context pressure</h3><p class="legend">{context_legend}</p>'
-        + charts.context_chart(drawn.calls, drawn.x, markers, budgets, drawn.mark, layout)
+        + context
         + f'<h3>Token spend and cost</h3><p class="legend">{spend_legend}</p>'
         + spend
         + f'<p class="readout mute">Point at a chart to read a step.{shown}</p></div>'

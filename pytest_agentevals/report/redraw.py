@@ -25,8 +25,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import secrets
-from .downsample import series_json
+from .downsample import CallBuckets, bucket_calls, series_json
 from .html import (
+    ChartMemo,
     Drawn,
     SectionParts,
     charts_html,
@@ -52,6 +53,8 @@ class Redraw:
         # The inputs it was drawn from, the charts' buckets, the series data and its JSON.
         self._drawn: tuple[tuple[Any, ...], Drawn, dict[str, Any], str] | None = None
         self._charts: tuple[tuple[Any, ...], str] | None = None
+        self._calls: tuple[int, CallBuckets] | None = None
+        self._chart_memo: ChartMemo = {}  # each chart, with what it was drawn from
         self._records: dict[int, tuple[StepRecord, int, str]] = {}  # id -> the record, its run, its HTML
         self.checked = secrets.Checked()
         self._states: dict[int, frozenset[str]] = {}  # a state served -> the ids of its parts
@@ -65,7 +68,10 @@ class Redraw:
     def _drawn_now(self, run: RunView) -> tuple[tuple[Any, ...], Drawn, dict[str, Any], str]:
         inputs = draw_inputs(run)
         if self._drawn is None or self._drawn[0] != inputs:
-            drawn = draw(run, self._context_windows)
+            count = len(run.series.calls)  # the calls' buckets change only when a call is added
+            if self._calls is None or self._calls[0] != count:
+                self._calls = (count, bucket_calls(run.series.calls))
+            drawn = draw(run, self._context_windows, self._calls[1])
             series = series_json(run.series, drawn.calls, drawn.progress)
             self._drawn = (inputs, drawn, series, json_for_script(series))
         return self._drawn
@@ -76,7 +82,7 @@ class Redraw:
         _, drawn, series, _ = self._drawn_now(run)
         inputs = charts_inputs(run)
         if self._charts is None or self._charts[0] != inputs:
-            self._charts = (inputs, charts_html(run, drawn))
+            self._charts = (inputs, charts_html(run, drawn, self._chart_memo))
         used: dict[int, tuple[StepRecord, int, str]] = {}
 
         def record(run_index: int, step: StepRecord) -> str:
