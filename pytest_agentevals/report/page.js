@@ -162,9 +162,9 @@
   // A run's section as the page holds it from the updates: its state, and each part's nodes by id.
   var held = {};
   function nodesOf(html) {
-    var box = document.createElement("template");
+    var box = document.createElement("div");
     box.innerHTML = html;
-    return Array.prototype.slice.call(box.content.childNodes);
+    return Array.prototype.slice.call(box.childNodes);
   }
   // The parts in order, [id, html]: a part without html is one the page holds (in `had`).
   function partsOf(list, had, now) {
