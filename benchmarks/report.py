@@ -17,12 +17,14 @@ The live console (`agentevals report --watch`), in the same run:
 
 - update cost: a 10,000-step trace is followed by a `Watch` from its first 9,000 steps' worth of
   lines on; then, ten times, 100 more lines (events) are appended and the watch reads them and
-  answers an update (`refresh()` then `update(since)`, serialized as the server sends it). The
+  answers an update as the page asks for it (`refresh()` then `update(since, have)`: the page holds
+  the section's parts of the last update), serialized as the server sends it. The
   median CPU time of one such update over building the whole report once is `update_ratio_to_build`
   (aim at most 0.05: the update reads only what was added, and redraws only the run that grew);
 - page memory: the console is served on loopback to headless Chromium, whose page polls every 5 ms
-  instead of every second while the trace gains a few events before each poll, so an hour of
-  updates (3,600; 600 with --quick) runs in minutes. The page's JS heap and DOM nodes after it (both
+  instead of every second while the trace gains a few events before each poll (at least one: the
+  trace is made long enough, from 1,200 steps), so an hour of updates (3,600; 600 with --quick)
+  runs in minutes. The page's JS heap and DOM nodes after it (both
   after a forced garbage collection, through the DevTools protocol) over the same right after the
   page loaded is `heap_ratio_after_hour` (aim at most 2), over the same after its first ten updates
   `heap_ratio_after_hour_to_warm` (what the hour itself added), and over a fresh page of the run as
@@ -137,18 +139,18 @@ def live_update_cost(path: Path, folder: Path, updates: int = 10, batch: int = 1
     live.write_bytes(b"".join(lines[:cut]))
     watch = Watch([live])
     watch.refresh()
-    version = watch.version
+    version, state = watch.version, -1
     costs = []
     for index in range(updates):
         with live.open("ab") as handle:
             handle.write(b"".join(lines[cut + index * batch : cut + (index + 1) * batch]))
 
-        def update() -> None:
-            nonlocal version
+        def update() -> None:  # as the page asks: the parts of its section it holds are not sent
+            nonlocal version, state
             watch.refresh()
-            answer = watch.update(version)
+            answer = watch.update(version, [state])
             json.dumps(answer)
-            version = answer["version"]
+            version, state = answer["version"], answer["runs"][0]["state"]
 
         costs.append(figures.cpu_seconds(update))
     return statistics.median(costs)
@@ -169,9 +171,14 @@ def live_memory(tile: list[Event], folder: Path, updates: int) -> dict[str, floa
     from pytest_agentevals.report.live import Watch
     from pytest_agentevals.report.serve import ConsoleServer
 
-    whole = tiled_trace(folder, tile, 1_200, _incidents).read_bytes().splitlines(keepends=True)
-    live = folder / "watched.trace.jsonl"
     start = 300 * 3  # about the first 300 steps' lines: the run has begun when the page opens
+    steps = 1_200
+    while True:  # long enough that every update has an event more (else the last ones wait for liveness)
+        whole = tiled_trace(folder, tile, steps, _incidents).read_bytes().splitlines(keepends=True)
+        if len(whole) - start - 1 >= updates:
+            break
+        steps += 300
+    live = folder / "watched.trace.jsonl"
     live.write_bytes(b"".join(whole[:start]))
     per_update = max(1, (len(whole) - start - 1) // updates)
     watch = Watch([live], poll_ms=5)

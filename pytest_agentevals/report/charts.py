@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -169,37 +169,41 @@ def _calls_line(x: XScale, budgets: Budgets, height: int) -> str:
 # -- markers ------------------------------------------------------------------------------------------
 
 
-def markers_svg(markers: Sequence[Marker], x: XScale, height: int) -> str:
-    """Every marker, one glyph per kind and `MARKER_PX` pixels, with its tooltip. Glyphs that would
-    overlap stack in rows above the plot, the rarest kinds placed first, nearest the plot.
+@dataclass(frozen=True)
+class MarkerLayout:
+    """Where a run's markers go, the same on each of its charts (the charts differ in height only):
+    the dense kinds' bands, and each glyph as its SVG before and after its line's lower end."""
 
-    A kind that would draw more than `DENSE_GLYPHS` glyphs (130 checkpoints, a retry every few
-    steps) is drawn as a band instead, in the top row: one block per `BAND_PX` pixels holding how
-    many there are, with no line down the plot — so it no longer crowds the top of every chart, and
-    the rare kinds keep their glyphs and lines."""
+    bands: str
+    glyphs: tuple[tuple[str, str], ...]  # in drawing order: the SVG up to `y2="`, and after its value
+
+
+def marker_layout(markers: Sequence[Marker], x: XScale) -> MarkerLayout:
+    """The layout `markers_svg` draws: made once for a run's three charts."""
     groups: dict[tuple[str, int], list[Marker]] = {}
-    for marker in markers:
-        groups.setdefault((marker.kind, int(x(marker.step) // MARKER_PX)), []).append(marker)
+    pxs = _xs(x, [marker.step for marker in markers])
+    for marker, px in zip(markers, pxs, strict=True):
+        groups.setdefault((marker.kind, int(px // MARKER_PX)), []).append(marker)
     glyphs: dict[str, int] = {}
     for kind, _ in groups:
         glyphs[kind] = glyphs.get(kind, 0) + 1
     dense = {kind for kind, count in glyphs.items() if count > DENSE_GLYPHS}
     bands: dict[tuple[str, int], list[Marker]] = {}
-    for marker in markers:
+    for marker, px in zip(markers, pxs, strict=True):
         if marker.kind in dense:
-            bands.setdefault((marker.kind, int(x(marker.step) // BAND_PX)), []).append(marker)
+            bands.setdefault((marker.kind, int(px // BAND_PX)), []).append(marker)
     groups = {key: group for key, group in groups.items() if key[0] not in dense}
     rows = MARKER_ROWS - 1 if dense else MARKER_ROWS  # the top row is the bands'
     order = {kind: i for i, kind in enumerate(_DRAW_ORDER)}
     by_priority = sorted(groups.items(), key=lambda item: (-order.get(item[0][0], -1), item[0][1]))
     placed: list[list[float]] = [[] for _ in range(rows)]  # the rarer glyphs' x in each row
-    drawn: list[tuple[int, int, str]] = []
-    for position, ((kind, _), group) in enumerate(by_priority):
+    drawn: list[tuple[str, str]] = []
+    for (kind, _), group in by_priority:
         px = x(group[0].step)
         row = next((r for r in range(rows) if all(abs(px - other) >= GLYPH for other in placed[r])), rows - 1)
         if kind not in COMMON_KINDS:  # the common ones may overlap one another, never hide a rare one
             placed[row].append(px)
-        drawn.append((-position, row, _glyph(kind, group, px, row, height)))
+        drawn.append(_glyph(kind, group, px, row))
     lane = sorted(dense, key=lambda kind: order.get(kind, -1))
     band_parts = [
         _band(kind, group, bucket, lane.index(kind), len(lane))
@@ -208,8 +212,23 @@ def markers_svg(markers: Sequence[Marker], x: XScale, height: int) -> str:
         )
     ]
     # The bands first (underneath), then the rarest glyphs drawn last.
-    parts = ['<g class="markers">', *band_parts, *(svg for _, _, svg in sorted(drawn)), "</g>"]
-    return "".join(parts)
+    return MarkerLayout("".join(band_parts), tuple(reversed(drawn)))
+
+
+def markers_svg(markers: Sequence[Marker], x: XScale, height: int, layout: MarkerLayout | None = None) -> str:
+    """Every marker, one glyph per kind and `MARKER_PX` pixels, with its tooltip. Glyphs that would
+    overlap stack in rows above the plot, the rarest kinds placed first, nearest the plot.
+
+    A kind that would draw more than `DENSE_GLYPHS` glyphs (130 checkpoints, a retry every few
+    steps) is drawn as a band instead, in the top row: one block per `BAND_PX` pixels holding how
+    many there are, with no line down the plot — so it no longer crowds the top of every chart, and
+    the rare kinds keep their glyphs and lines.
+
+    `layout`: `marker_layout(markers, x)`, made once for several charts."""
+    layout = layout if layout is not None else marker_layout(markers, x)
+    end = f'{height - BOTTOM}"'
+    glyphs = "".join(head + end + tail for head, tail in layout.glyphs)
+    return f'<g class="markers">{layout.bands}{glyphs}</g>'
 
 
 def _band(kind: str, group: Sequence[Marker], bucket: int, lane: int, lanes: int) -> str:
@@ -233,14 +252,15 @@ def _band(kind: str, group: Sequence[Marker], bucket: int, lane: int, lanes: int
     )
 
 
-def _glyph(kind: str, group: Sequence[Marker], px: float, row: int, height: int) -> str:
+def _glyph(kind: str, group: Sequence[Marker], px: float, row: int) -> tuple[str, str]:
+    """A glyph's SVG up to its line's lower end (`y2="`, the chart's height less `BOTTOM`), and after it."""
     x, tip = _f(px), marker_tip(group)
     safe_kind = kind if kind in MARKER_KINDS else "other"
     return (
         f'<g class="marker k-{safe_kind}" data-kind="{escape(kind)}" data-step="{group[0].step}" '
         f'data-count="{len(group)}"><title>{escape(tip)}</title>'
-        f'<line x1="{x}" x2="{x}" y1="{TOP - row * GLYPH}" y2="{height - BOTTOM}"/>'
-        f'<path d="M{x} {TOP - 1 - row * GLYPH}l-5 -9h10z"/></g>'
+        f'<line x1="{x}" x2="{x}" y1="{TOP - row * GLYPH}" y2="',
+        f'/><path d="M{x} {TOP - 1 - row * GLYPH}l-5 -9h10z"/></g>',
     )
 
 
@@ -269,6 +289,7 @@ def progress_chart(
     budgets: Budgets,
     verified_at: int | None,
     last_step: int,
+    layout: MarkerLayout | None = None,
 ) -> str:
     h = PROGRESS_HEIGHT
     y = _linear(0.0, 1.0, h)
@@ -276,8 +297,10 @@ def progress_chart(
     parts.append(_y_axis([0.0, 0.25, 0.5, 0.75, 1.0], y, lambda v: f"{v:.0%}"))
     # The level: a step line from step 0, held to the run's last step.
     d = [f"M{_f(x(0))} {_f(y(0))}"]
-    for step, level in zip(progress.step, progress.level, strict=True):
-        d.append(f"H{_f(x(step))}V{_f(y(level))}")
+    d.extend(
+        f"H{px}V{py}"
+        for px, py in zip(_fs(_xs(x, progress.step)), _fs(_ys(0.0, 1.0, h, progress.level)), strict=True)
+    )
     d.append(f"H{_f(x(max(last_step, progress.step[-1] if progress.step else 0)))}")
     line = "".join(d)
     parts.append(f'<path class="area" d="{line}V{_f(y(0))}Z"/>')
@@ -304,7 +327,7 @@ def progress_chart(
         )
     parts.append(_calls_line(x, budgets, h))
     parts.append(_x_axis(x, h, times))
-    parts.append(markers_svg(markers, x, h))
+    parts.append(markers_svg(markers, x, h, layout))
     parts.append(_close(h))
     return "".join(parts)
 
@@ -324,7 +347,12 @@ class Mark:
 
 
 def context_chart(
-    calls: CallBuckets, x: XScale, markers: Sequence[Marker], budgets: Budgets, mark: Mark | None
+    calls: CallBuckets,
+    x: XScale,
+    markers: Sequence[Marker],
+    budgets: Budgets,
+    mark: Mark | None,
+    layout: MarkerLayout | None = None,
 ) -> str:
     h = CONTEXT_HEIGHT
     pressure = calls.unit == "pressure"
@@ -337,10 +365,20 @@ def context_chart(
     )
     parts.append(_y_axis(_steps_of(ymax), y, label))
     d: list[str] = []
-    for lo, hi, a, b in zip(calls.step_lo, calls.step_hi, calls.ctx_a, calls.ctx_b, strict=True):
-        d.append(f"{'L' if d else 'M'}{_f(x(lo))} {_f(y(a))}")
+    columns = (
+        calls.step_lo,
+        calls.step_hi,
+        calls.ctx_a,
+        calls.ctx_b,
+        _fs(_xs(x, calls.step_lo)),
+        _fs(_xs(x, calls.step_hi)),
+        _fs(_ys(0.0, ymax, h, calls.ctx_a)),
+        _fs(_ys(0.0, ymax, h, calls.ctx_b)),
+    )
+    for lo, hi, a, b, x_lo, x_hi, y_a, y_b in zip(*columns, strict=True):
+        d.append(f"{'L' if d else 'M'}{x_lo} {y_a}")
         if hi != lo or a != b:
-            d.append(f"L{_f(x(hi))} {_f(y(b))}")
+            d.append(f"L{x_hi} {y_b}")
     parts.append(
         f'<path class="context" data-series="context" data-points="{len(calls)}" '
         f'data-unit="{calls.unit}" d="{"".join(d)}"/>'
@@ -359,7 +397,7 @@ def context_chart(
         )
     parts.append(_calls_line(x, budgets, h))
     parts.append(_x_axis(x, h, calls))
-    parts.append(markers_svg(markers, x, h))
+    parts.append(markers_svg(markers, x, h, layout))
     parts.append(_close(h))
     return "".join(parts)
 
@@ -376,7 +414,11 @@ TOKEN_KINDS = (
 
 
 def spend_chart(
-    calls: CallBuckets, x: XScale, markers: Sequence[Marker], budgets: Budgets
+    calls: CallBuckets,
+    x: XScale,
+    markers: Sequence[Marker],
+    budgets: Budgets,
+    layout: MarkerLayout | None = None,
 ) -> tuple[str, list[str]]:
     """The chart and the notes on budgets it could not draw (too far above what was spent)."""
     h = SPEND_HEIGHT
@@ -404,29 +446,40 @@ def spend_chart(
     parts.append(_y_axis(_steps_of(ymax), y, numbers.tokens))
     parts.append(_y_axis(_steps_of(cmax), yc, numbers.usd_tick, right=True, cls="usd"))
     # Stacked bars, one path per kind: a bar per bucket, as wide as its steps.
+    # Each bar's left and right edges, and the top of the kinds below it, are formatted once.
+    lefts = _xs(x, [lo - 0.5 for lo in calls.step_lo])
+    rights = _xs(x, [hi + 0.5 for hi in calls.step_hi])
+    x0s = _fs(lefts)
+    x1s = _fs([max(x1, x0 + 0.6) for x0, x1 in zip(lefts, rights, strict=True)])
     base = [0.0] * len(calls)
+    tops = [_f(y(0.0))] * len(calls)
     for name, _ in TOKEN_KINDS:
         values: list[float] = getattr(calls, name)
+        if len(values) != len(calls):
+            raise ValueError(f"{len(values)} {name} values for {len(calls)} buckets")
         d = []
-        for i, (lo, hi, value) in enumerate(zip(calls.step_lo, calls.step_hi, values, strict=True)):
+        for i, value in enumerate(values):
             if value <= 0:
                 continue
-            x0, x1 = x(lo - 0.5), x(hi + 0.5)
-            y0, y1 = y(base[i]), y(base[i] + value)
-            d.append(f"M{_f(x0)} {_f(y0)}V{_f(y1)}H{_f(max(x1, x0 + 0.6))}V{_f(y0)}Z")
             base[i] += value
+            y0, y1 = tops[i], _f(y(base[i]))
+            tops[i] = y1
+            d.append(f"M{x0s[i]} {y0}V{y1}H{x1s[i]}V{y0}Z")
         parts.append(
             f'<path class="bar t-{name}" data-series="{name}" data-points="{len(d)}" d="{"".join(d)}"/>'
         )
+    middles = _fs(_xs(x, [(lo + hi) / 2 for lo, hi in zip(calls.step_lo, calls.step_hi, strict=True)]))
     big = "".join(
-        f"{'L' if i else 'M'}{_f(x((lo + hi) / 2))} {_f(y(v))}"
-        for i, (lo, hi, v) in enumerate(zip(calls.step_lo, calls.step_hi, calls.largest, strict=True))
+        f"{'L' if i else 'M'}{px} {py}"
+        for i, (px, py) in enumerate(zip(middles, _fs(_ys(0.0, ymax, h, calls.largest)), strict=True))
     )
     if len(calls) < sum(calls.calls):  # downsampled: the largest call of each bucket, over the means
         parts.append(f'<path class="largest" data-series="largest" data-points="{len(calls)}" d="{big}"/>')
     cost = "".join(
-        f"{'L' if i else 'M'}{_f(x(hi))} {_f(yc(v))}"
-        for i, (hi, v) in enumerate(zip(calls.step_hi, calls.cost, strict=True))
+        f"{'L' if i else 'M'}{px} {py}"
+        for i, (px, py) in enumerate(
+            zip(_fs(_xs(x, calls.step_hi)), _fs(_ys(0.0, cmax, h, calls.cost)), strict=True)
+        )
     )
     parts.append(f'<path class="cost" data-series="cost" data-points="{len(calls)}" d="{cost}"/>')
     if budgets.max_call_tokens is not None and budgets.max_call_tokens <= ymax:
@@ -445,7 +498,7 @@ def spend_chart(
         )
     parts.append(_calls_line(x, budgets, h))
     parts.append(_x_axis(x, h, calls))
-    parts.append(markers_svg(markers, x, h))
+    parts.append(markers_svg(markers, x, h, layout))
     parts.append(_close(h))
     return "".join(parts), notes
 
@@ -533,6 +586,24 @@ def _time_at(calls: CallBuckets, step: int) -> str:
 def _f(value: float) -> str:
     text = f"{value:.1f}"
     return text[:-2] if text.endswith(".0") else text
+
+
+def _fs(values: Iterable[float]) -> list[str]:
+    """`_f` of each value (in one pass: a chart formats thousands of numbers)."""
+    texts = [f"{value:.1f}" for value in values]
+    return [text[:-2] if text.endswith(".0") else text for text in texts]
+
+
+def _xs(x: XScale, steps: Iterable[float]) -> list[float]:
+    """`x(step)` of each step, in one pass."""
+    last = x.last
+    return [LEFT + PLOT * min(max(step, 0.0), last) / last for step in steps]
+
+
+def _ys(low: float, high: float, height: int, values: Iterable[float]) -> list[float]:
+    """`_linear(low, high, height)(value)` of each value, in one pass."""
+    bottom, span = height - BOTTOM, height - BOTTOM - TOP
+    return [float(bottom - span * (min(max(value, low), high) - low) / (high - low)) for value in values]
 
 
 def _int(value: Any) -> int | None:

@@ -87,26 +87,35 @@ def bucket_calls(calls: list[CallPoint], max_buckets: int = MAX_BUCKETS) -> Call
     out = CallBuckets(unit=unit)
     n = len(calls)
     buckets = min(n, max_buckets)
+    # The calls' columns once, each bucket a slice of them (a live run is bucketed at every update).
+    values = [_context(c, unit) for c in calls]
+    steps = [c.step for c in calls]
+    tokens = [c.context_tokens for c in calls]
+    kinds = [
+        [c.input_tokens for c in calls],
+        [c.cache_write_tokens for c in calls],
+        [c.cache_read_tokens for c in calls],
+        [c.output_tokens for c in calls],
+    ]
+    sums = (out.input, out.cache_write, out.cache_read, out.output)
+    totals = [_total(c) for c in calls]
     for b in range(buckets):
-        chunk = calls[b * n // buckets : (b + 1) * n // buckets]
-        values = [_context(c, unit) for c in chunk]
-        low = min(range(len(values)), key=values.__getitem__)
-        high = max(range(len(values)), key=values.__getitem__)
+        lo, hi = b * n // buckets, (b + 1) * n // buckets
+        chunk = values[lo:hi]
+        size = hi - lo
+        low, high = chunk.index(min(chunk)), chunk.index(max(chunk))  # the first of each
         first, second = sorted((low, high))
-        size = len(chunk)
-        out.step_lo.append(chunk[0].step)
-        out.step_hi.append(chunk[-1].step)
-        out.t.append(chunk[0].t)
+        out.step_lo.append(steps[lo])
+        out.step_hi.append(steps[hi - 1])
+        out.t.append(calls[lo].t)
         out.calls.append(size)
-        out.ctx_a.append(values[first])
-        out.ctx_b.append(values[second])
-        out.ctx_tokens.append(max(c.context_tokens for c in chunk))
-        out.input.append(sum(c.input_tokens for c in chunk) / size)
-        out.cache_write.append(sum(c.cache_write_tokens for c in chunk) / size)
-        out.cache_read.append(sum(c.cache_read_tokens for c in chunk) / size)
-        out.output.append(sum(c.output_tokens for c in chunk) / size)
-        out.largest.append(max(_total(c) for c in chunk))
-        out.cost.append(chunk[-1].cumulative_cost_usd)
+        out.ctx_a.append(chunk[first])
+        out.ctx_b.append(chunk[second])
+        out.ctx_tokens.append(max(tokens[lo:hi]))
+        for column, kind in zip(sums, kinds, strict=True):
+            column.append(sum(kind[lo:hi]) / size)
+        out.largest.append(max(totals[lo:hi]))
+        out.cost.append(calls[hi - 1].cumulative_cost_usd)
     return out
 
 

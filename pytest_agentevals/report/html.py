@@ -14,11 +14,11 @@ import base64
 import hashlib
 import json
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import __version__
 from ..marathon import VerdictRow
@@ -75,7 +75,7 @@ def json_for_script(data: Any) -> str:
 
 
 @dataclass
-class _Drawn:
+class Drawn:
     """A run's charts and what the script needs to follow them."""
 
     x: XScale
@@ -193,29 +193,79 @@ def _all_problems(runs: Sequence[RunView]) -> str:
     )
 
 
-def run_section(index: int, run: RunView, chart: _Drawn) -> list[Fragment]:
+@dataclass(frozen=True)
+class SectionParts:
+    """A run's section as the parts the live console's page puts together (`redraw.py`): `outer`,
+    the section's own content (its header, charts, metrics), then `transcript`, the content of its
+    transcript (its intro and each step kept whole). `fragments()` is the section as a page holds it."""
+
+    index: int
+    where: str
+    outer: list[Fragment]
+    transcript: list[Fragment]
+
+    @property
+    def opening(self) -> str:
+        return f'<section class="run" id="run-{self.index + 1}" data-run="{self.index}">'
+
+    def fragments(self) -> list[Fragment]:
+        head, *rest = self.outer
+        intro, *records = self.transcript
+        return [
+            Fragment(head.place, self.opening + head.text),
+            *rest,
+            Fragment(intro.place, TRANSCRIPT_OPENING + intro.text),
+            *records,
+            Fragment(intro.place, "</section>"),
+            Fragment(self.where, "</section>"),
+        ]
+
+
+TRANSCRIPT_OPENING = '<section class="transcript">'
+
+
+def run_section(
+    index: int,
+    run: RunView,
+    chart: Drawn,
+    *,
+    charts: str | None = None,
+    record: Callable[[int, StepRecord], str] | None = None,
+) -> list[Fragment]:
     """One run's section of the page: its header, charts, metrics and transcript."""
+    return section_parts(index, run, chart, charts=charts, record=record).fragments()
+
+
+def section_parts(
+    index: int,
+    run: RunView,
+    chart: Drawn,
+    *,
+    charts: str | None = None,
+    record: Callable[[int, StepRecord], str] | None = None,
+) -> SectionParts:
+    """`run_section`, in its parts. `charts` (`charts_html(run, chart)`) and `record`
+    (`record_html`) are for a caller that keeps what it drew before (the live console,
+    `redraw.py`): they must give what those functions give."""
     where = f"run {index + 1} ({run.path})"
-    frags = [
-        Fragment(
-            f"{where}: its header",
-            f'<section class="run" id="run-{index + 1}" data-run="{index}">' + header.run_header(index, run),
-        ),
-        Fragment(f"{where}: its charts", _charts(run, chart)),
+    outer = [
+        Fragment(f"{where}: its header", header.run_header(index, run)),
+        Fragment(f"{where}: its charts", charts if charts is not None else charts_html(run, chart)),
         Fragment(f"{where}: its metrics", header.metrics_table(run.metrics)),
     ]
-    frags.extend(_transcript(index, run, where))
-    frags.append(Fragment(where, "</section>"))
-    return frags
+    return SectionParts(index, where, outer, _transcript(index, run, where, record or record_html))
 
 
-def run_data(run: RunView, chart: _Drawn, *, lines: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
+def run_data(
+    run: RunView, chart: Drawn, *, lines: bool = True, series: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The run's data for the script: as the page holds it, and as a reader sees it (unpacked).
     Without `lines`, the all-steps text is left for the script to ask for when it is opened (the
-    live console's updates: packing every step's line again at each update would cost the most)."""
+    live console's updates: packing every step's line again at each update would cost the most).
+    `series`: `series_json(run.series, chart.calls, chart.progress)`, made before (the live console)."""
     shown: dict[str, Any] = {
         "x": chart.x.last,
-        "series": series_json(run.series, chart.calls, chart.progress),
+        "series": series if series is not None else series_json(run.series, chart.calls, chart.progress),
         "steps": run.transcript.steps,
     }
     if not lines:
@@ -224,9 +274,45 @@ def run_data(run: RunView, chart: _Drawn, *, lines: bool = True) -> tuple[dict[s
     return shown, {**shown, "lines_z": run.transcript.lines}
 
 
-def draw(run: RunView, context_windows: Mapping[str, int] | None = None) -> _Drawn:
-    """A run's charts' scales and buckets (for `run_section`, `run_data` and the overview)."""
-    return _draw(run, context_windows)
+def draw(
+    run: RunView, context_windows: Mapping[str, int] | None = None, calls: CallBuckets | None = None
+) -> Drawn:
+    """A run's charts' scales and buckets (for `run_section`, `run_data` and the overview).
+    `calls`: `bucket_calls(run.series.calls)`, made before (the live console, for the same calls)."""
+    return _draw(run, context_windows, calls)
+
+
+def draw_inputs(run: RunView) -> tuple[Any, ...]:
+    """What `draw` and `series_json` draw from, for a caller that draws a growing run again (the
+    live console, `redraw.py`): equal while the run's series (which only grow), its compactions and
+    its last model are the same, so the same inputs draw the same buckets."""
+    series = run.series
+    models = run.metrics.models
+    return (
+        len(series.calls),
+        len(series.progress),
+        len(series.markers),
+        series.budget,
+        len(run.compactions),
+        models[-1] if models else None,
+    )
+
+
+def charts_inputs(run: RunView) -> tuple[Any, ...]:
+    """What `charts_html` draws from beyond `draw_inputs`: the numbers its legends show. A number
+    added to a legend goes here too, or the live console would show it stale (tests/report/test_live.py
+    compares its sections with fresh ones at every update)."""
+    m = run.metrics
+    return (
+        *draw_inputs(run),
+        m.progress_auc,
+        m.step_budget,
+        m.verified_at_step,
+        m.peak_context_pressure,
+        m.peak_context_step,
+        m.peak_context_tokens,
+        m.cost_usd,
+    )
 
 
 # -- charts -------------------------------------------------------------------------------------------
@@ -242,11 +328,11 @@ def _last_step(run: RunView) -> int:
     return max(candidates)
 
 
-def _draw(run: RunView, context_windows: Mapping[str, int] | None) -> _Drawn:
+def _draw(run: RunView, context_windows: Mapping[str, int] | None, calls: CallBuckets | None = None) -> Drawn:
     budgets = Budgets.of(run.series.budget)
     last = _last_step(run)
-    calls = bucket_calls(run.series.calls)
-    return _Drawn(
+    calls = calls if calls is not None else bucket_calls(run.series.calls)
+    return Drawn(
         charts.x_domain(last, budgets),
         calls,
         bucket_progress(run.series.progress, last),
@@ -266,11 +352,51 @@ def _mark(run: RunView, calls: CallBuckets, context_windows: Mapping[str, int] |
     return Mark(tokens / window, tokens, bool(said)) if window else None
 
 
-def _charts(run: RunView, drawn: _Drawn) -> str:
+ChartMemo = dict[str, tuple[tuple[Any, ...], Any]]
+_T = TypeVar("_T")
+
+
+def _kept(memo: ChartMemo | None, name: str, key: tuple[Any, ...], make: Callable[[], _T]) -> _T:
+    """`make()`, or what it made for the same `key` the last time (in `memo`, when there is one)."""
+    if memo is None:
+        return make()
+    known = memo.get(name)
+    if known is None or known[0] != key:
+        known = memo[name] = (key, make())
+    made: _T = known[1]
+    return made
+
+
+def charts_html(run: RunView, drawn: Drawn, memo: ChartMemo | None = None) -> str:
+    """A run's three charts with their legends. `memo` (the live console, `redraw.py`) keeps each
+    chart with what it was drawn from, for the same run as it grows (its series only grow: their
+    lengths say what changed), so a chart is drawn again only when what it shows changed."""
     m, series = run.metrics, run.series
     budgets = Budgets.of(series.budget)
     markers = series.markers
-    spend, notes = charts.spend_chart(drawn.calls, drawn.x, markers, budgets)
+    x, calls, last = drawn.x, len(series.calls), _last_step(run)
+    placed = (len(markers), x)
+    layout = _kept(memo, "layout", placed, lambda: charts.marker_layout(markers, x))  # for all three
+    spend, notes = _kept(
+        memo,
+        "spend",
+        (calls, x, budgets, placed),
+        lambda: charts.spend_chart(drawn.calls, x, markers, budgets, layout),
+    )
+    progress = _kept(
+        memo,
+        "progress",
+        (len(series.progress), calls, last, x, budgets, m.verified_at_step, placed),
+        lambda: charts.progress_chart(
+            drawn.progress, x, drawn.calls, markers, budgets, m.verified_at_step, last, layout
+        ),
+    )
+    context = _kept(
+        memo,
+        "context",
+        (calls, x, budgets, drawn.mark, placed),
+        lambda: charts.context_chart(drawn.calls, x, markers, budgets, drawn.mark, layout),
+    )
     downsampled = len(drawn.calls) < len(series.calls)
     shown = (
         f" Drawn from {len(series.calls):,} calls in {len(drawn.calls)} buckets (each keeps its extremes)."
@@ -329,11 +455,9 @@ def _charts(run: RunView, drawn: _Drawn) -> str:
     return (
         f'<div class="charts">{_marker_legend(series.markers)}'
         f'<h3>Verified progress</h3><p class="legend">{progress_legend}</p>'
-        + charts.progress_chart(
-            drawn.progress, drawn.x, drawn.calls, markers, budgets, m.verified_at_step, _last_step(run)
-        )
+        + progress
         + f'<h3>Context pressure</h3><p class="legend">{context_legend}</p>'
-        + charts.context_chart(drawn.calls, drawn.x, markers, budgets, drawn.mark)
+        + context
         + f'<h3>Token spend and cost</h3><p class="legend">{spend_legend}</p>'
         + spend
         + f'<p class="readout mute">Point at a chart to read a step.{shown}</p></div>'
@@ -368,7 +492,7 @@ def _marker_legend(markers: Sequence[Any]) -> str:
 # -- the overview -------------------------------------------------------------------------------------
 
 
-def overview(runs: Sequence[RunView], drawn: Sequence[_Drawn]) -> str:
+def overview(runs: Sequence[RunView], drawn: Sequence[Drawn]) -> str:
     rows = []
     for index, (run, chart) in enumerate(zip(runs, drawn, strict=True)):
         m = run.metrics
@@ -472,12 +596,14 @@ def _metrics_matrix(runs: Sequence[RunView]) -> str:
 # -- the transcript -----------------------------------------------------------------------------------
 
 
-def _transcript(index: int, run: RunView, where: str) -> list[Fragment]:
+def _transcript(
+    index: int, run: RunView, where: str, record_of: Callable[[int, StepRecord], str]
+) -> list[Fragment]:
     transcript = run.transcript
     records = _within_budget(transcript.records)
     sampled = transcript.sampled
     intro = (
-        f'<section class="transcript"><h3>Transcript</h3><p class="mute">{transcript.steps:,} steps. '
+        f'<h3>Transcript</h3><p class="mute">{transcript.steps:,} steps. '
         f"{len(records):,} are shown whole below: the first and last steps and those with an incident, a "
         "failure or a marker"
         + (", sampled evenly over the run" if sampled else "")
@@ -488,8 +614,7 @@ def _transcript(index: int, run: RunView, where: str) -> list[Fragment]:
     )
     frags = [Fragment(f"{where}: its transcript", intro)]
     for record in records:
-        frags.append(Fragment(f"{where}: step {record.step} of its transcript", _record(index, record)))
-    frags.append(Fragment(f"{where}: its transcript", "</section>"))
+        frags.append(Fragment(f"{where}: step {record.step} of its transcript", record_of(index, record)))
     return frags
 
 
@@ -507,7 +632,8 @@ def _within_budget(records: list[StepRecord]) -> list[StepRecord]:
     return out
 
 
-def _record(run_index: int, record: StepRecord) -> str:
+def record_html(run_index: int, record: StepRecord) -> str:
+    """A step kept whole, as the transcript shows it."""
     failed = any(item.failed for item in record.items)
     chips = "".join(
         f'<span class="mk k-{reason if reason in charts.KIND_NAMES else "other"}">'

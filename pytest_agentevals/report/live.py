@@ -7,8 +7,9 @@ traces a folder gains (a marathon in progress: one trace per seed, appearing as 
 - `page()` is the report's page, as `build_report(...).html()` draws it, with the data the script
   needs to ask for updates;
 - `update(since)` is what changed since the version the page holds: for each run that grew, or
-  whose liveness changed (running → silent for 2 m), its whole section and its data, drawn as the
-  static page draws them; the overview when there are several runs; `reload` when the set of runs
+  whose liveness changed (running → silent for 2 m), its whole section and its data, as the
+  static page draws them (drawn again from what changed since the last update: `redraw.py`);
+  the overview when there are several runs; `reload` when the set of runs
   changed (a seed started). The all-steps text is not in it: `lines(run)` when the reader opens it.
 
 A run with no `run_end` is "running" while its trace grows and "silent for N" when it has not grown
@@ -29,7 +30,8 @@ from ..marathon import VerdictRow
 from ..trace.reader import TraceTail
 from . import numbers, secrets
 from .build import default_title, trace_files
-from .html import Fragment, draw, json_for_script, overview, render_page, run_data, run_section
+from .html import Fragment, overview, render_page
+from .redraw import Redraw
 from .run import RunReading, RunView
 
 SILENT_AFTER = 60.0  # seconds without growth before a run that has not ended is called silent
@@ -48,6 +50,7 @@ class LiveRun:
         self.grown_at = now
         self.changed = 0  # the watch's version when this run last changed
         self.liveness: str | None = None
+        self.redraw = Redraw(context_windows)  # its section as the last update drew it
 
     @property
     def ended(self) -> bool:
@@ -110,6 +113,7 @@ class Watch:
     version: int = 0
     _run_set: int = 0  # the version at which the set of runs last changed
     skipped: dict[Path, str] = field(default_factory=dict)  # found in a folder, not a trace: why
+    _overview_checked: secrets.Checked = field(default_factory=secrets.Checked)
 
     def refresh(self) -> bool:
         """Find new traces and read what every trace gained; whether anything changed."""
@@ -175,8 +179,12 @@ class Watch:
         _check(fragments, "the live console")
         return "".join(fragment.text for fragment in fragments)
 
-    def update(self, since: int) -> dict[str, Any]:
-        """What changed after version `since`: each such run's section and data, the overview."""
+    def update(self, since: int, have: Sequence[int] | None = None) -> dict[str, Any]:
+        """What changed after version `since`: each such run's section and data, the overview.
+
+        Each run's section is whole (`html`), or, given `have` (the page's script: for each run, the
+        `state` of its section the page holds, from an earlier update, or -1), in its parts, sent
+        whole only where the page does not hold them already (`Redraw.served`)."""
         if since < self._run_set or since > self.version:
             return {"version": self.version, "reload": True}
         now = self.clock()
@@ -185,24 +193,17 @@ class Watch:
         if not changed:
             return out
         views = [run.view(now, self.silent_after) for run in self.runs]
-        drawn = {index: draw(views[index], self.context_windows) for index, _ in changed}
-        checked: list[secrets.Placed] = []
-        for index, _ in changed:
-            fragments = run_section(index, views[index], drawn[index])
-            shown, seen = run_data(views[index], drawn[index], lines=False)  # `lines()` on request
-            checked.extend(secrets.Placed(f.place, f.text) for f in fragments)
-            checked.append(
-                secrets.Placed(
-                    f"run {index + 1} ({views[index].path}): its data", json_for_script(shown), seen
-                )
-            )
-            out["runs"].append({"index": index, "html": "".join(f.text for f in fragments), "data": shown})
+        what = "the live console's update"
+        for index, run in changed:
+            # Drawn again from what changed since the last update (`redraw.py`): the same section
+            # and data as drawn from scratch (all the steps' text: `lines()`), each text checked.
+            held = None if have is None else have[index] if index < len(have) else -1
+            out["runs"].append(run.redraw.served(index, views[index], what, held))
         if len(views) > 1:
-            every = [drawn.get(index) or draw(view, self.context_windows) for index, view in enumerate(views)]
+            every = [run.redraw.draw(view) for run, view in zip(self.runs, views, strict=True)]
             out["overview"] = overview(views, every)
-            checked.append(secrets.Placed("the overview", out["overview"]))
+            self._overview_checked.check([secrets.Placed("the overview", out["overview"])], what)
         out["title"] = self.title or default_title(views)
-        secrets.check(checked, "the live console's update")
         return out
 
     def lines(self, index: int) -> list[str]:

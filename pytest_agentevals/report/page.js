@@ -74,57 +74,68 @@
     return new Response(stream).text().then(JSON.parse);
   }
 
+  // Each element is bound once: the live console puts new parts into a section it keeps, and binds
+  // the section again. A handler reads its run (and the run's charts) when it runs.
+  var bound = new WeakSet();
+  function once(el) {
+    if (bound.has(el)) return false;
+    bound.add(el);
+    return true;
+  }
+  function sectionOf(el) { return el.closest("section.run"); }
+  function runOf(section) { return data.runs[Number(section.getAttribute("data-run"))]; }
+  function move(ev) {
+    var section = sectionOf(ev.currentTarget), run = runOf(section);
+    var box = ev.currentTarget.getBoundingClientRect();
+    var vx = (ev.clientX - box.left) * geom.width / box.width;
+    var step = Math.round(Math.max(0, Math.min(1, (vx - geom.left) / geom.plot)) * run.x);
+    var px = geom.left + geom.plot * step / run.x;
+    Array.prototype.forEach.call(section.querySelectorAll("svg.chart"), function (chart) {
+      var line = chart.querySelector(".cursor");
+      line.setAttribute("x1", px); line.setAttribute("x2", px); line.setAttribute("visibility", "visible");
+    });
+    section.querySelector(".readout").textContent = readout(run, step);
+  }
+  function leave(ev) {
+    Array.prototype.forEach.call(sectionOf(ev.currentTarget).querySelectorAll("svg.chart"), function (chart) {
+      chart.querySelector(".cursor").setAttribute("visibility", "hidden");
+    });
+  }
+  // Every step as one line of text, packed (deflate, base64) and unpacked when asked for.
+  function toggle(ev) {
+    var all = ev.currentTarget, section = sectionOf(all), run = runOf(section);
+    var pre = all.querySelector("pre");
+    if (!all.open || pre.textContent) return;
+    var index = section.getAttribute("data-run");
+    var got = run.lines_z ? unpack(run.lines_z) : fetch("lines?run=" + index, { cache: "no-store" }).then(function (r) {
+      if (!r.ok) throw new Error("HTTP " + r.status);
+      return r.json();
+    });
+    got.then(function (lines) {
+      pre.textContent = lines.join("\n");
+    }, function () {
+      pre.textContent = run.lines_z
+        ? "This browser cannot unpack the list of steps (it lacks DecompressionStream); the trace holds every step."
+        : "The console did not send the list of steps (stopped?); the trace holds every step.";
+    });
+  }
+  // A marker opens its step's record in the transcript, or the all-steps text when it has none.
+  function click(ev) {
+    var el = ev.target.closest ? ev.target.closest(".marker") : null;
+    if (!el) return;
+    var section = ev.currentTarget;
+    var target = section.querySelector('details.step[data-step="' + el.getAttribute("data-step") + '"]') || section.querySelector("details.all-steps");
+    if (target) { target.open = true; target.scrollIntoView({ block: "start" }); }
+  }
   function bind(section) {
-    var run = data.runs[Number(section.getAttribute("data-run"))];
-    var charts = section.querySelectorAll("svg.chart");
-    var out = section.querySelector(".readout");
-    function move(ev) {
-      var box = ev.currentTarget.getBoundingClientRect();
-      var vx = (ev.clientX - box.left) * geom.width / box.width;
-      var step = Math.round(Math.max(0, Math.min(1, (vx - geom.left) / geom.plot)) * run.x);
-      var px = geom.left + geom.plot * step / run.x;
-      Array.prototype.forEach.call(charts, function (chart) {
-        var line = chart.querySelector(".cursor");
-        line.setAttribute("x1", px); line.setAttribute("x2", px); line.setAttribute("visibility", "visible");
-      });
-      out.textContent = readout(run, step);
-    }
-    function leave() {
-      Array.prototype.forEach.call(charts, function (chart) {
-        chart.querySelector(".cursor").setAttribute("visibility", "hidden");
-      });
-    }
-    Array.prototype.forEach.call(charts, function (chart) {
+    Array.prototype.forEach.call(section.querySelectorAll("svg.chart"), function (chart) {
+      if (!once(chart)) return;
       chart.addEventListener("mousemove", move);
       chart.addEventListener("mouseleave", leave);
     });
-    // Every step as one line of text, packed (deflate, base64) and unpacked when asked for.
     var all = section.querySelector("details.all-steps");
-    if (all) {
-      all.addEventListener("toggle", function () {
-        var pre = all.querySelector("pre");
-        if (!all.open || pre.textContent) return;
-        var index = section.getAttribute("data-run");
-        var got = run.lines_z ? unpack(run.lines_z) : fetch("lines?run=" + index, { cache: "no-store" }).then(function (r) {
-          if (!r.ok) throw new Error("HTTP " + r.status);
-          return r.json();
-        });
-        got.then(function (lines) {
-          pre.textContent = lines.join("\n");
-        }, function () {
-          pre.textContent = run.lines_z
-            ? "This browser cannot unpack the list of steps (it lacks DecompressionStream); the trace holds every step."
-            : "The console did not send the list of steps (stopped?); the trace holds every step.";
-        });
-      });
-    }
-    // A marker opens its step's record in the transcript, or the all-steps text when it has none.
-    section.addEventListener("click", function (ev) {
-      var el = ev.target.closest ? ev.target.closest(".marker") : null;
-      if (!el) return;
-      var target = section.querySelector('details.step[data-step="' + el.getAttribute("data-step") + '"]') || all;
-      if (target) { target.open = true; target.scrollIntoView({ block: "start" }); }
-    });
+    if (all && once(all)) all.addEventListener("toggle", toggle);
+    if (once(section)) section.addEventListener("click", click);
   }
   Array.prototype.forEach.call(document.querySelectorAll("section.run"), bind);
 
@@ -148,12 +159,65 @@
     if (all && again) again.open = true;
     return fresh;
   }
+  // A run's section as the page holds it from the updates: its state, and each part's nodes by id.
+  var held = {};
+  function nodesOf(html) {
+    var box = document.createElement("div");
+    box.innerHTML = html;
+    return Array.prototype.slice.call(box.childNodes);
+  }
+  // The parts in order, [id, html]: a part without html is one the page holds (in `had`).
+  function partsOf(list, had, now) {
+    var nodes = [];
+    for (var i = 0; i < list.length; i++) {
+      var got = list[i][1] == null ? had[list[i][0]] : nodesOf(list[i][1]);
+      if (!got) return null;
+      now[list[i][0]] = got;
+      nodes.push.apply(nodes, got);
+    }
+    return nodes;
+  }
+  // The container's children become `nodes`; a node already there, in its place, is not touched.
+  function reconcile(container, nodes) {
+    var keep = new Set(nodes);
+    Array.prototype.slice.call(container.childNodes).forEach(function (n) {
+      if (!keep.has(n)) container.removeChild(n);
+    });
+    var at = container.firstChild;
+    nodes.forEach(function (n) {
+      if (n === at) at = at.nextSibling; else container.insertBefore(n, at);
+    });
+  }
+  // Put the parts that changed into a run's section, keeping open what the reader opened.
+  function patch(section, changed) {
+    var had = held[changed.index] ? held[changed.index].parts : {}, now = {};
+    var outer = partsOf(changed.outer, had, now), inner = partsOf(changed.transcript, had, now);
+    var box = section.querySelector(":scope > section.transcript");
+    if (!outer || !inner || !box) return false;
+    var opened = {};
+    Array.prototype.forEach.call(section.querySelectorAll("details[open][id]"), function (d) { opened[d.id] = true; });
+    var all = section.querySelector("details.all-steps[open]");
+    reconcile(box, inner);
+    reconcile(section, outer.concat([box]));
+    Array.prototype.forEach.call(section.querySelectorAll("details[id]:not([open])"), function (d) {
+      if (opened[d.id]) d.open = true;
+    });
+    var again = section.querySelector("details.all-steps");
+    if (all && again && !again.open) again.open = true;
+    held[changed.index] = { state: changed.state, parts: now };
+    return true;
+  }
   function apply(update) {
     if (update.reload) { location.reload(); return; }
     update.runs.forEach(function (changed) {
       var old = document.querySelector('section.run[data-run="' + changed.index + '"]');
       if (!old) { location.reload(); return; }
       data.runs[changed.index] = changed.data;
+      if (changed.outer) {
+        if (!patch(old, changed)) { location.reload(); return; }
+        bind(old);
+        return;
+      }
       var fresh = replace(old, changed.html);
       if (fresh) bind(fresh);
     });
@@ -166,7 +230,8 @@
   function poll() {
     if (busy) return;
     busy = true;
-    fetch("update?v=" + version, { cache: "no-store" }).then(function (r) {
+    var have = data.runs.map(function (_, index) { return held[index] ? held[index].state : -1; });
+    fetch("update?v=" + version + "&have=" + have.join(","), { cache: "no-store" }).then(function (r) {
       if (!r.ok) throw new Error("HTTP " + r.status);
       return r.json();
     }).then(function (update) {

@@ -40,10 +40,43 @@ class Detector:
         found = self._scrubber.find(text)
         return found[0] if found else None
 
+    def secrets(self) -> object:
+        """The secrets it finds now, as a token: the same object while they stay the same (the
+        environment's secret values change it)."""
+        return self._scrubber.memo()
 
-def check(parts: Iterable[Placed], what: str) -> None:
+
+class Checked:
+    """The secret check for texts that come back: the live console serves a run's section again at
+    every update, most of it as it was. `check` searches every text it did not find clean at its
+    last call; one found clean then, the same text again, is not searched again — while the secrets
+    are the same ones (a new `*_API_KEY` value in the environment: every text is searched again)."""
+
+    def __init__(self) -> None:
+        self._detector = Detector()
+        self._clean: set[tuple[str, str]] = set()
+        self._secrets: object = None
+
+    def check(self, parts: Iterable[Placed], what: str) -> None:
+        """As `check(parts, what)`; afterwards the texts of `parts` are the ones known clean."""
+        now = self._detector.secrets()
+        known = self._clean if now is self._secrets else set()
+        clean: set[tuple[str, str]] = set()
+        new: list[Placed] = []
+        for part in parts:
+            key = (part.text, part.packed)
+            if key in known:
+                clean.add(key)
+            else:
+                new.append(part)
+        check(new, what, self._detector)
+        clean.update((part.text, part.packed) for part in new)
+        self._clean, self._secrets = clean, now
+
+
+def check(parts: Iterable[Placed], what: str, detector: Detector | None = None) -> None:
     """Raise `ReportError` naming the first place where a part holds something secret-shaped."""
-    detector = Detector()
+    detector = detector or Detector()
     for part in parts:
         hit, text = detector.find(part.text), part.text
         if hit is None and part.packed:

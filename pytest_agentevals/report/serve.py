@@ -1,8 +1,10 @@
 """The live console's server: a `Watch` served on loopback (`agentevals report --watch`).
 
-- `GET /` is the page; `GET /update?v=N` is what changed since version N, as JSON (the page's
-  script asks every second); `GET /lines?run=I` is run I's all-steps text, when the reader opens
-  it. Each request first reads what the traces gained, under one lock.
+- `GET /` is the page; `GET /update?v=N&have=S0,S1,...` is what changed since version N, as JSON
+  (the page's script asks every second), each run's section in its parts, those the page holds
+  already (it holds state S0 of run 0's section...) named, not sent again; `GET /lines?run=I` is
+  run I's all-steps text, when the reader opens it. Each request first reads what the traces
+  gained, under one lock.
 - Only 127.0.0.1 is bound, and a request whose Host header names another host is refused (403):
   a web page elsewhere cannot reach the console through a name that resolves to this machine.
 - Nothing is cached (`no-store`); the page's policy is the static report's plus `connect-src 'self'`.
@@ -65,8 +67,11 @@ class _Handler(BaseHTTPRequestHandler):
                 if parts.path == "/":
                     body, kind = watch.page().encode("utf-8", "replace"), "text/html; charset=utf-8"
                 elif parts.path == "/update":
-                    since = _int(parse_qs(parts.query).get("v", ["-1"])[0])
-                    update = watch.update(since)
+                    query = parse_qs(parts.query)
+                    since = _int(query.get("v", ["-1"])[0])
+                    # The state of each run's section the page holds: parts it has are not sent again.
+                    have = [_int(state) for state in query.get("have", [""])[0].split(",") if state]
+                    update = watch.update(since, have)
                     body, kind = (
                         json.dumps(update, allow_nan=False).encode("utf-8", "replace"),
                         "application/json",

@@ -150,6 +150,10 @@ class TranscriptBuilder:
         self._lines: list[str] = []
         self._first: list[StepRecord] = []
         self._tiers = [_Sampler(cap) for cap in TIER_CAPS]
+        # The open steps' records as the last snapshot made them: index -> (events then, looped, record).
+        # A step's events only grow, so the same count is the same step (the live console snapshots
+        # at every update, and re-making the last twenty steps' records was most of a snapshot).
+        self._snapped: dict[int, tuple[int, bool, StepRecord]] = {}
 
     def add(self, event: Event) -> None:
         kind = event.get("type")
@@ -199,12 +203,22 @@ class TranscriptBuilder:
             lines.append("")
         records = {r.index: r for tier in self._tiers for r in tier.kept}
         records.update({r.index: r for r in self._first})
+        snapped: dict[int, tuple[int, bool, StepRecord]] = {}
         for index, events in pending:
-            step, t = _step_of(events), _t(events[0])
-            reasons = reasons_of(events, step in self._loop_steps)
-            line = step_line(step, t, events, reasons)
-            lines[index] = line
-            records[index] = StepRecord(index, step, t, [*reasons, "last steps"], items_of(events), line)
+            step = _step_of(events)
+            looped = step in self._loop_steps
+            known = self._snapped.get(index)
+            if known is not None and known[0] == len(events) and known[1] == looped:
+                record = known[2]
+            else:
+                t = _t(events[0])
+                reasons = reasons_of(events, looped)
+                line = step_line(step, t, events, reasons)
+                record = StepRecord(index, step, t, [*reasons, "last steps"], items_of(events), line)
+            snapped[index] = (len(events), looped, record)
+            lines[index] = record.line
+            records[index] = record
+        self._snapped = snapped
         sampled = any(tier.stride > 1 for tier in self._tiers)
         return Transcript(lines, [records[i] for i in sorted(records)], len(lines), sampled)
 
