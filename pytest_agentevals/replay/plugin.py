@@ -31,6 +31,7 @@ from ..markers import MarkerSpec, near_miss
 from ..runs import opened, spec_for
 from ..settings import Settings
 from ..settings.budgets import Budget
+from ..trace.naming import TRACE_SUFFIX
 from . import names as cassette_names
 
 if TYPE_CHECKING:  # the engine loads with the first replay of the session
@@ -138,7 +139,7 @@ class ReplayLayer:
     def _is_cassette(self, path: Path) -> bool:
         # Where the file itself lies, its last link not followed: a link under cassettes/ pointing
         # elsewhere is collected (and fails, saying so), never dropped without a word.
-        return path.name.endswith(cassette_names.TRACE_SUFFIX) and (
+        return path.name.endswith(TRACE_SUFFIX) and (
             _real(path.parent) / path.name
         ).is_relative_to(_real(self.settings.cassettes_dir))
 
@@ -221,7 +222,7 @@ def _cassettes_under(folder: Path) -> list[Path]:
     for root, dirs, names in os.walk(folder):
         dirs.sort()
         found.extend(
-            Path(root) / name for name in sorted(names) if name.endswith(cassette_names.TRACE_SUFFIX)
+            Path(root) / name for name in sorted(names) if name.endswith(TRACE_SUFFIX)
         )
     return found
 
