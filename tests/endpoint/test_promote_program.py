@@ -55,10 +55,12 @@ def recorded(root: Path, model: SimServer) -> Path:
     return root / "run.trace.jsonl"
 
 
-def test_a_recorded_program_keeps_the_folder_it_started_in(
+def test_a_promoted_program_run_replays_in_a_fresh_copy_and_a_changed_script_diverges(
     pytester: pytest.Pytester, model: SimServer
 ) -> None:
-    trace = recorded(pytester.path, model)
+    root = pytester.path
+    trace = recorded(root, model)
+    # The recording keeps the folder the script started in, before its first step.
     checkpoints = [e for e in read_trace(trace) if e["type"] == "checkpoint"]
     assert [c["name"] for c in checkpoints] == ["program start"]
     start = checkpoints[0]
@@ -67,12 +69,6 @@ def test_a_recorded_program_keeps_the_folder_it_started_in(
     assert start["workspace"]["files"]["calc.py"]["text"] == BUGGY  # the folder as the script found it
     assert "run.trace.jsonl" not in start["workspace"]["files"]
 
-
-def test_a_promoted_program_run_replays_in_a_fresh_copy_and_a_changed_script_diverges(
-    pytester: pytest.Pytester, model: SimServer
-) -> None:
-    root = pytester.path
-    recorded(root, model)
     promoted = run_agentevals("promote", "run.trace.jsonl", "--name", "fix-calc", cwd=root)
     assert promoted.returncode == 0, promoted.stderr
     test_file = root / "tests" / "test_replay_fix_calc.py"
@@ -82,12 +78,12 @@ def test_a_promoted_program_run_replays_in_a_fresh_copy_and_a_changed_script_div
     assert 'replay_programs = ["agent.py"]' in promoted.stdout  # not allowed yet: promote says so
 
     test = "tests/test_replay_fix_calc.py"
-    refused = pytester.runpytest_subprocess("-p", "no:cacheprovider", test)
+    refused = pytester.runpytest("-p", "no:cacheprovider", test)
     refused.assert_outcomes(failed=1)
     refused.stdout.fnmatch_lines(["*a replay runs only a program the repository allows*"])
 
     pytester.makepyprojecttoml('[tool.agentevals]\nreplay_programs = ["agent.py"]\n')
-    passed = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", test)
+    passed = pytester.runpytest("-p", "no:cacheprovider", "-s", test)
     passed.assert_outcomes(passed=1)
     ran_in = next(line for line in passed.outlines if "ran in " in line).split("ran in ", 1)[1]
     assert "agentevals-replay-" in ran_in
@@ -96,7 +92,7 @@ def test_a_promoted_program_run_replays_in_a_fresh_copy_and_a_changed_script_div
     assert not (root / "notes.txt").exists()
 
     (root / "agent.py").write_text(AGENT.replace('ASK = "fix calc.py"', 'ASK = "fix calc.py, quickly"'))
-    diverged = pytester.runpytest_subprocess("-p", "no:cacheprovider", test)
+    diverged = pytester.runpytest("-p", "no:cacheprovider", test)
     diverged.assert_outcomes(failed=1)
     diverged.stdout.fnmatch_lines(["*ReplayDivergence*", "*fix calc.py, quickly*"])
 
