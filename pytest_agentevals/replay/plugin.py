@@ -139,9 +139,9 @@ class ReplayLayer:
     def _is_cassette(self, path: Path) -> bool:
         # Where the file itself lies, its last link not followed: a link under cassettes/ pointing
         # elsewhere is collected (and fails, saying so), never dropped without a word.
-        return path.name.endswith(TRACE_SUFFIX) and (
-            _real(path.parent) / path.name
-        ).is_relative_to(_real(self.settings.cassettes_dir))
+        return path.name.endswith(TRACE_SUFFIX) and (_real(path.parent) / path.name).is_relative_to(
+            _real(self.settings.cassettes_dir)
+        )
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(
@@ -221,9 +221,7 @@ def _cassettes_under(folder: Path) -> list[Path]:
     found: list[Path] = []
     for root, dirs, names in os.walk(folder):
         dirs.sort()
-        found.extend(
-            Path(root) / name for name in sorted(names) if name.endswith(TRACE_SUFFIX)
-        )
+        found.extend(Path(root) / name for name in sorted(names) if name.endswith(TRACE_SUFFIX))
     return found
 
 
