@@ -13,7 +13,20 @@ from typing import Any
 
 MAX_FILE_BYTES = 256 * 1024
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
-SKIPPED_DIRS = frozenset({".git", "__pycache__", ".venv", "node_modules", ".agentevals"})
+SKIPPED_DIRS = frozenset(
+    {".git", "__pycache__", ".venv", "node_modules", ".agentevals"}
+    | {".mypy_cache", ".ruff_cache", ".pytest_cache"}
+)
+
+
+def skipped_dir(name: str) -> bool:
+    """A folder a workspace snapshot leaves out: version control, caches, and virtual environments by
+    their usual names (`venv`, `.venv`, `.ci-venv`, `.ci-venv-floor`, `py311-venv`): a snapshot of a
+    project's root taken with its environment inside held tens of thousands of installed files."""
+    if name in SKIPPED_DIRS:
+        return True
+    lowered = name.lower()
+    return lowered.endswith("venv") or "venv-" in lowered or lowered.startswith(("venv", ".venv"))
 
 
 def entry_of(data: bytes, with_content: bool) -> dict[str, Any]:
@@ -75,7 +88,7 @@ def _walk(folder: Folder, prefix: str) -> Iterator[list[Found]]:
             elif entry.is_file(follow_symlinks=False):
                 batch.append((prefix + name, folder, name, entry.stat(follow_symlinks=False)))
             elif entry.is_dir(follow_symlinks=False):
-                if name in SKIPPED_DIRS:
+                if skipped_dir(name):
                     continue
                 if batch:  # what comes before the folder, before what is in it
                     yield batch

@@ -30,7 +30,7 @@ import os
 import stat
 from typing import Any
 
-from .files import FOLDER_FLAGS, MAX_FILE_BYTES, MAX_TOTAL_BYTES, SKIPPED_DIRS, file_entry
+from .files import FOLDER_FLAGS, MAX_FILE_BYTES, MAX_TOTAL_BYTES, file_entry, skipped_dir
 from .inotify import GONE, IN_ATTRIB, IN_DELETE_SELF, IN_IGNORED, IN_Q_OVERFLOW, Inotify
 
 # A folder's own events after which nothing below it is trusted: its watch went, or its mode changed.
@@ -260,7 +260,7 @@ class Watcher:
                     item = names[name] = _File(entry.stat(follow_symlinks=False))
                     if item.linked:
                         self._new_links.add(item.ino)
-                elif entry.is_dir(follow_symlinks=False) and name not in SKIPPED_DIRS:
+                elif entry.is_dir(follow_symlinks=False) and not skipped_dir(name):
                     names[name] = _Folder(name, node)
             except OSError:
                 node.marked.add(name)  # went while it was listed: looked at again next time
@@ -281,7 +281,7 @@ class Watcher:
                     new = _File(info)
                     if new.linked and not (type(old) is _File and old.ino == new.ino):
                         self._new_links.add(new.ino)  # a name more, or one it had not
-                elif stat.S_ISDIR(mode) and name not in SKIPPED_DIRS:
+                elif stat.S_ISDIR(mode) and not skipped_dir(name):
                     same = isinstance(old, _Folder) and old.ident == (info.st_dev, info.st_ino)
                     new = old if same else _Folder(name, node)
             except FileNotFoundError:

@@ -101,3 +101,22 @@ def test_a_file_rewritten_within_a_whole_second_timestamp_is_read_again(tmp_path
     path.write_text("v2")
     os.utime(path, ns=(second, second))  # what such a file system keeps of the second write
     assert _texts(snapshotter.snapshot(tmp_path)) == {"a.txt": "v2"}
+
+
+@both_ways
+def test_virtual_environments_and_tool_caches_are_left_out(tmp_path: Path, watch: bool) -> None:
+    # A project's root with its environments inside (as .ci/run's clone holds .ci-venv and
+    # .ci-venv-floor): a snapshot of it held tens of thousands of installed files.
+    kept = ["agent.py", "src/venue.py", "inventory/list.txt", "envoy/notes.md"]
+    left = [
+        ".ci-venv/lib/site.py", ".ci-venv-floor/bin/python3", "venv/pyvenv.cfg", ".venv311/x.py",
+        "py311-venv/lib/a.py", ".mypy_cache/3.11/a.json", ".ruff_cache/x", ".pytest_cache/v/x",
+    ]  # fmt: skip
+    for name in kept + left:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(name)
+    snapshotter = snapshots.Snapshotter(watch=watch)
+    assert sorted(snapshotter.snapshot(tmp_path)["files"]) == sorted(kept)
+    (tmp_path / ".ci-venv" / "lib" / "new.py").write_text("installed later")
+    (tmp_path / "src" / "new.py").write_text("written later")
+    assert sorted(snapshotter.snapshot(tmp_path)["files"]) == sorted([*kept, "src/new.py"])
