@@ -14,8 +14,10 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -99,3 +101,26 @@ def settings_of(args: argparse.Namespace, rootdir: Path | None = None) -> Settin
     for warning in settings.deprecations:
         print(f"agentevals: {warning}", file=sys.stderr)
     return settings
+
+
+def named_object(name: str, label: str, how: str, error: Callable[[str], Exception]) -> Any:
+    """What `MODULE:ATTR` names, imported from the working directory as `python -m` imports it. Each
+    way it fails is one `error(...)` starting with `label`: no `:` (then `how` says how to name it),
+    a module that cannot be imported or whose own code raised, no such attribute."""
+    module_name, _, attr = name.partition(":")
+    if not module_name or not attr:
+        raise error(f"{label}: {how}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise error(
+            f"{label}: cannot import {module_name} ({exc}); run from the folder it is in, or install it"
+        ) from None
+    except Exception as exc:  # the module's own code failed
+        raise error(f"{label}: importing {module_name} raised {type(exc).__name__}: {exc}") from exc
+    found = getattr(module, attr, None)
+    if found is None:
+        raise error(f"{label}: {module_name} has no {attr}")
+    return found

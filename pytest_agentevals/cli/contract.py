@@ -21,9 +21,6 @@ Exit codes: 0 ok, 1 a drift from the fixture, 2 bad input (an import that fails,
 from __future__ import annotations
 
 import argparse
-import importlib
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +28,7 @@ from ..contract import declared_shown, drift_shown, tolerances
 from ..errors import AgentEvalsError
 from ..resume import open_fixture
 from ..trace.terminal import safe
-from .common import add_format, add_setting, settings_of
+from .common import add_format, add_setting, named_object, settings_of
 
 PREFIX = "langgraph."  # the keys graph_contract declares, flattened
 
@@ -88,24 +85,9 @@ def run_graph(args: argparse.Namespace) -> int:
 
 def load_graph(where: str) -> Any:
     """The compiled graph `MODULE:ATTR` names (see the module); AgentEvalsError saying what to fix."""
-    module_name, _, attr = where.partition(":")
-    if not module_name or not attr:
-        raise AgentEvalsError(f"{where!r}: name the graph as MODULE:ATTR, e.g. my_agent.graph:graph")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise AgentEvalsError(
-            f"{where!r}: cannot import {module_name} ({exc}); run from the folder it is in, or install it"
-        ) from None
-    except Exception as exc:  # the module's own code failed
-        raise AgentEvalsError(
-            f"{where!r}: importing {module_name} raised {type(exc).__name__}: {exc}"
-        ) from exc
-    found = getattr(module, attr, None)
-    if found is None:
-        raise AgentEvalsError(f"{where!r}: {module_name} has no {attr}")
+    how = "name the graph as MODULE:ATTR, e.g. my_agent.graph:graph"
+    found = named_object(where, repr(where), how, AgentEvalsError)
+    attr = where.partition(":")[2]
     if not _is_graph(found) and not hasattr(found, "compile") and callable(found):
         try:
             found = found()

@@ -4,9 +4,6 @@ smallest test that still fails (`pytest_agentevals.triage`, docs/triage.md)."""
 from __future__ import annotations
 
 import argparse
-import importlib
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +13,7 @@ from ..trace.loaders import load_json
 from ..trace.naming import TRACE_SUFFIX, trace_files
 from ..triage import fork, load_run, load_runs, rank, shrink, write_case
 from ..triage.render import fork_shown, ranking_shown, shrunk_text
-from .common import add_format
+from .common import add_format, named_object
 
 
 def register(subparsers: Any) -> None:
@@ -144,19 +141,7 @@ def rank_main(args: argparse.Namespace) -> int:
 def imported(name: str, flag: str) -> Any:
     """The function a `module:function` flag names, imported from the working directory as python -m
     would import it."""
-    module, _, function = name.partition(":")
-    if not module or not function:
-        raise TriageError(f"{flag} {name!r}: name it as module:function")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        found = getattr(importlib.import_module(module), function)
-    except ImportError as exc:
-        raise TriageError(
-            f"{flag} {name!r}: cannot import {module} ({exc}); run from the folder it is in"
-        ) from None
-    except AttributeError:
-        raise TriageError(f"{flag} {name!r}: {module} has no {function}") from None
+    found = named_object(name, f"{flag} {name!r}", "name it as module:function", TriageError)
     if not callable(found):
         raise TriageError(f"{flag} {name!r}: not a function")
     return found
